@@ -1,0 +1,3 @@
+from ptgen.cli import main
+
+main()
