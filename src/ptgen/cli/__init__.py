@@ -1,0 +1,44 @@
+"""ptgen's command line: thin Typer commands that call the library (ptgen.api)."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+import typer
+
+from ptgen import __version__
+
+app = typer.Typer(
+    name="ptgen",
+    help="Generate PyTorch projects that already train, grow them, update them, and lint PyTorch code.",
+    no_args_is_help=True,
+    rich_markup_mode=None,
+    pretty_exceptions_enable=False,
+)
+
+
+def _version(value: bool) -> None:
+    if value:
+        typer.echo(f"ptgen {__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def root(
+    version: Annotated[
+        bool, typer.Option("--version", callback=_version, is_eager=True, help="Print the version and exit.")
+    ] = False,
+) -> None:
+    """Generate PyTorch projects that already train, grow them, update them, and lint PyTorch code."""
+
+
+def _register() -> None:
+    # Command modules import only typer and ptgen's light modules at import time.
+    from ptgen.cli import new, smoke  # noqa: F401  (commands register themselves)
+
+
+_register()
+
+
+def main() -> None:
+    app()
