@@ -22,12 +22,8 @@ class FilePlan:
         self.files[relative] = content
 
     def existing(self) -> list[str]:
-        """Planned paths that already exist with different content."""
-        return [
-            rel
-            for rel, content in self.files.items()
-            if (self.root / rel).exists() and _read(self.root / rel) != content
-        ]
+        """Planned paths that already exist (identical or not: they may be the user's)."""
+        return [rel for rel in self.files if (self.root / rel).exists()]
 
     def check_conflicts(self, force: bool) -> None:
         clashes = self.existing()
