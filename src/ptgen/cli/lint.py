@@ -73,7 +73,7 @@ def lint(
 
     Exit codes: 0 clean, 1 findings at or above --fail-on, 2 usage or internal error.
     """
-    from ptgen.lint import LintUsageError, fix_paths, lint_paths, load_config
+    from ptgen.lint import LintUsageError, lint_paths, load_config
     from ptgen.lint.reporters import REPORTERS
 
     targets = paths or [Path(".")]

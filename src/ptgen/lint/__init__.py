@@ -3,6 +3,7 @@
 Use it as a library the way the CLI does::
 
     from pathlib import Path
+from typing import TYPE_CHECKING
     from ptgen.lint import lint_paths, fix_paths
 
     for finding in lint_paths([Path("src")], ignore=["PGN5"]):
@@ -15,11 +16,15 @@ Nothing here imports torch; LibCST is imported only when fixing.
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from ptgen.lint.config import LintConfig, LintUsageError, load_config
 from ptgen.lint.engine import lint_file, lint_source, python_files
 from ptgen.lint.model import Edit, Finding, Fix, Rule, Severity
 from ptgen.lint.registry import RULES
+
+if TYPE_CHECKING:
+    from ptgen.lint.fixes import FixResult
 
 __all__ = [
     "RULES",
@@ -59,16 +64,16 @@ def fix_paths(
     unsafe: bool = False,
     write: bool = True,
     config: LintConfig | None = None,
-) -> list["FixResult"]:
+) -> list[FixResult]:
     """Apply the fixes of the findings (safe ones, or all with `unsafe`); see FixResult."""
-    from ptgen.lint.fixes import FixResult, fix_file
+    from ptgen.lint.fixes import fix_file
 
     config = config or _config(paths, select, ignore)
     results = [fix_file(path, config, unsafe) for path in python_files(paths)]
     changed = [r for r in results if r.fixed != r.original]
     if write:
         for result in changed:
-            result.path.write_text(result.fixed, encoding="utf-8")
+            result.path.write_bytes(result.fixed.encode("utf-8"))  # keeps the line endings
     return changed
 
 

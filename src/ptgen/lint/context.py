@@ -29,7 +29,9 @@ class FileContext:
     cache: dict[str, object] = field(default_factory=dict)  # per-file facts rules share
 
     @classmethod
-    def build(cls, path: Path, source: str, tree: ast.Module, target: tuple[int, int]) -> FileContext:
+    def build(
+        cls, path: Path, source: str, tree: ast.Module, target: tuple[int, int]
+    ) -> FileContext:
         ctx = cls(path, source, tree, target, source.splitlines())
         ctx._index()
         return ctx

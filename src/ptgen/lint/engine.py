@@ -14,7 +14,20 @@ from ptgen.lint.noqa import parse_suppressions
 from ptgen.lint.registry import CHECKS, SYNTAX_ERROR
 
 RULE_MODULES = (rules_correctness, rules_device, rules_repro, rules_serial, rules_perf)
-SKIPPED_DIRS = {".git", ".hg", ".venv", "venv", "__pycache__", "node_modules", "build", "dist", ".tox", ".nox", ".eggs", "site-packages"}
+SKIPPED_DIRS = {
+    ".git",
+    ".hg",
+    ".venv",
+    "venv",
+    "__pycache__",
+    "node_modules",
+    "build",
+    "dist",
+    ".tox",
+    ".nox",
+    ".eggs",
+    "site-packages",
+}
 
 
 def python_files(paths: Iterable[Path]) -> Iterator[Path]:
@@ -42,7 +55,11 @@ def lint_source(source: str, path: Path, config: LintConfig) -> list[Finding]:
         found = list(_run_rules(ctx, config))
     hidden = parse_suppressions(source)
     return sorted(
-        (f for f in found if config.selects(f.code) and not hidden.hides(f.code, f.line, f.end_line)),
+        (
+            f
+            for f in found
+            if config.selects(f.code) and not hidden.hides(f.code, f.line, f.end_line)
+        ),
         key=lambda f: f.sort_key,
     )
 
@@ -90,7 +107,9 @@ def _finding(
     rule: Rule, path: Path, span: tuple[int, int, int, int], message: str, fix: Fix | None = None
 ) -> Finding:
     line, col, end_line, end_col = span
-    return Finding(rule.code, rule.name, message, path, line, col, end_line, end_col, rule.severity, fix)
+    return Finding(
+        rule.code, rule.name, message, path, line, col, end_line, end_col, rule.severity, fix
+    )
 
 
 def _syntax_error(exc: SyntaxError | ValueError, path: Path) -> Finding:

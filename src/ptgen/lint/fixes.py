@@ -27,7 +27,14 @@ BINARY_FOR = {
 }
 PRECEDENCE = {cst.Add: 1, cst.Subtract: 1, cst.Multiply: 2, cst.Divide: 2, cst.FloorDivide: 2}
 PRECEDENCE.update({cst.Modulo: 2, cst.MatrixMultiply: 2, cst.Power: 3})
-LOOSE = (cst.BooleanOperation, cst.Comparison, cst.IfExp, cst.Lambda, cst.NamedExpr, cst.UnaryOperation)
+LOOSE = (
+    cst.BooleanOperation,
+    cst.Comparison,
+    cst.IfExp,
+    cst.Lambda,
+    cst.NamedExpr,
+    cst.UnaryOperation,
+)
 
 
 @dataclass
@@ -44,7 +51,9 @@ def fixable(finding: Finding, unsafe: bool) -> bool:
     return finding.fix is not None and (unsafe or finding.fix.applicability == "safe")
 
 
-def fix_source(source: str, findings: list[Finding], unsafe: bool = False) -> tuple[str, list[Finding]]:
+def fix_source(
+    source: str, findings: list[Finding], unsafe: bool = False
+) -> tuple[str, list[Finding]]:
     """Apply the fixes of `findings` to `source`; fills each applied finding's fix.edits."""
     wanted = {_span(f): f for f in findings if fixable(f, unsafe)}
     if not wanted:
@@ -105,7 +114,9 @@ class _Fixer(cst.CSTTransformer):
     def leave_Call(self, original: cst.Call, updated: cst.Call) -> cst.BaseExpression:
         return self._rewrite(original, updated)  # type: ignore[return-value]
 
-    def leave_AugAssign(self, original: cst.AugAssign, updated: cst.AugAssign) -> cst.BaseSmallStatement:
+    def leave_AugAssign(
+        self, original: cst.AugAssign, updated: cst.AugAssign
+    ) -> cst.BaseSmallStatement:
         return self._rewrite(original, updated)  # type: ignore[return-value]
 
 
@@ -118,8 +129,20 @@ def _drop_kwarg(call: cst.Call, kind: str) -> cst.Call | None:
         return None
     removed = args.pop(index)
     if index == len(args) and args:  # it was the last: the one before takes its comma
-        args[-1] = args[-1].with_changes(comma=removed.comma)
+        args[-1] = args[-1].with_changes(comma=_closing_comma(args[-1].comma, removed.comma))
     return call.with_changes(args=args)
+
+
+def _closing_comma(kept: object, removed: object) -> object:
+    """The comma for the new last argument: its own comment, the removed one's line end."""
+    if not isinstance(removed, cst.Comma):
+        return cst.MaybeSentinel.DEFAULT
+    after = removed.whitespace_after
+    if isinstance(kept, cst.Comma) and isinstance(after, cst.ParenthesizedWhitespace):
+        own = kept.whitespace_after
+        if isinstance(own, cst.ParenthesizedWhitespace):
+            return kept.with_changes(whitespace_after=own.with_changes(last_line=after.last_line))
+    return removed
 
 
 def _weights_only(call: cst.Call, kind: str) -> cst.Call | None:
@@ -136,7 +159,9 @@ def _append_kwarg(call: cst.Call, name: str, value: cst.BaseExpression) -> cst.C
         return None
     args, last = list(call.args), call.args[-1]
     no_space = cst.SimpleWhitespace("")
-    new = cst.Arg(value, keyword=cst.Name(name), comma=last.comma, equal=cst.AssignEqual(no_space, no_space))
+    new = cst.Arg(
+        value, keyword=cst.Name(name), comma=last.comma, equal=cst.AssignEqual(no_space, no_space)
+    )
     multiline = isinstance(call.whitespace_before_args, cst.ParenthesizedWhitespace)
     spacing = call.whitespace_before_args if multiline else cst.SimpleWhitespace(" ")
     args[-1] = last.with_changes(comma=cst.Comma(whitespace_after=spacing))
@@ -156,7 +181,10 @@ def _augassign(node: cst.AugAssign, kind: str) -> cst.Assign | None:
     if operator is None:
         return None
     right = node.value
-    tight = isinstance(right, cst.BinaryOperation) and PRECEDENCE.get(type(right.operator), 0) <= PRECEDENCE[operator]
+    tight = (
+        isinstance(right, cst.BinaryOperation)
+        and PRECEDENCE.get(type(right.operator), 0) <= PRECEDENCE[operator]
+    )
     if (tight or isinstance(right, LOOSE)) and not right.lpar:
         right = right.with_changes(lpar=[cst.LeftParen()], rpar=[cst.RightParen()])
     op = node.operator

@@ -1,4 +1,8 @@
-"""`# noqa` comments: per line (`# noqa`, `# noqa: PGN101,PGN402`) and per file (`# ptgen: noqa`)."""
+"""`# noqa` comments: per line (`# noqa`, `# noqa: PGN101,PGN402`) and per file.
+
+A file-level directive is a comment line `# ptgen: noqa` (all rules) or
+`# ptgen: noqa: PGN201,PGN5` (those codes).
+"""
 
 from __future__ import annotations
 

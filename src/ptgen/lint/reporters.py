@@ -45,7 +45,11 @@ def _json_fix(finding: Finding) -> dict[str, Any] | None:
         }
         for e in finding.fix.edits
     ]
-    return {"applicability": finding.fix.applicability, "message": finding.fix.message, "edits": edits}
+    return {
+        "applicability": finding.fix.applicability,
+        "message": finding.fix.message,
+        "edits": edits,
+    }
 
 
 def as_json(findings: list[Finding], unsafe: bool = False) -> str:
@@ -97,7 +101,12 @@ def sarif(findings: list[Finding], unsafe: bool = False) -> str:
 
 
 def _sarif_location(f: Finding) -> dict[str, Any]:
-    region = {"startLine": f.line, "startColumn": f.col, "endLine": f.end_line, "endColumn": f.end_col}
+    region = {
+        "startLine": f.line,
+        "startColumn": f.col,
+        "endLine": f.end_line,
+        "endColumn": f.end_col,
+    }
     uri = f.path.as_posix()
     return {"physicalLocation": {"artifactLocation": {"uri": uri}, "region": region}}
 

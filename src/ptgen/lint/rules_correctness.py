@@ -6,14 +6,23 @@ import ast
 import re
 from collections.abc import Iterator
 
-from ptgen.lint.context import FileContext, call_name, dotted, has_unpacking, is_const, kwarg
-from ptgen.lint.context import receiver
+from ptgen.lint.context import (
+    FileContext,
+    call_name,
+    dotted,
+    has_unpacking,
+    is_const,
+    kwarg,
+    receiver,
+)
 from ptgen.lint.model import Severity
 from ptgen.lint.patterns import is_dataloader, is_model_expr
 from ptgen.lint.registry import Hit, rule
 
 NO_GRAD = ("no_grad", "inference_mode")
-EVAL_NAME_RE = re.compile(r"^_*(eval|evaluate|evaluation|validate|validation|val|test|predict|infer|inference)(_|$)")
+EVAL_NAME_RE = re.compile(
+    r"^_*(eval|evaluate|evaluation|validate|validation|val|test|predict|infer|inference)(_|$)"
+)
 DETACHING = ("item", "tolist")
 TENSOR_OPS = (ast.Add, ast.Sub, ast.Mult, ast.Div)
 
@@ -34,7 +43,7 @@ def _no_grad_regions(ctx: FileContext) -> Iterator[tuple[ast.AST, ast.AST]]:
 
 
 def _mode_before(ctx: FileContext, scope: ast.AST, model: str, use: ast.Call) -> str:
-    """"train", "eval" or "" from the last `model.train()/.eval()` before `use`."""
+    """ "train", "eval" or "" from the last `model.train()/.eval()` before `use`."""
     mode = ""
     for call in ctx.calls:
         if (call.lineno, call.col_offset) >= (use.lineno, use.col_offset):
@@ -64,9 +73,15 @@ def no_grad_in_train_mode(ctx: FileContext) -> Iterator[Hit]:
             model = dotted(call.func)
             mode = _mode_before(ctx, scope, model, call)
             if mode == "train":
-                yield call, f"`{model}` is called under no_grad while in train mode (dropout and batch-norm statistics stay on); call `{model}.eval()` first"
+                yield call, (
+                    f"`{model}` is called under no_grad while in train mode (dropout and "
+                    f"batch-norm statistics stay on); call `{model}.eval()` first"
+                )
             elif mode == "" and _is_eval_function(scope):
-                yield call, f"`{model}` is called under no_grad in `{scope.name}` without `{model}.eval()` before it in the function; dropout and batch-norm stay in train mode"  # type: ignore[attr-defined]
+                yield call, (
+                    f"`{model}` is called under no_grad in `{scope.name}` without `{model}.eval()` "
+                    "before it in the function; dropout and batch-norm stay in train mode"
+                )  # type: ignore[attr-defined]
             break
 
 
@@ -104,7 +119,11 @@ def item_before_backward(ctx: FileContext) -> Iterator[Hit]:
             if call_name(node) == "backward" and isinstance(target, ast.Name):
                 detached = last.get((key_scope, target.id))
                 if detached is not None:
-                    yield detached, f"`{target.id}` is a Python number here (`{ast.unparse(detached)[:40]}`), so `{target.id}.backward()` fails; keep the tensor and call `.item()` only for logging"
+                    yield detached, (
+                        f"`{target.id}` is a Python number here "
+                        f"(`{ast.unparse(detached)[:40]}`), so `{target.id}.backward()` fails; "
+                        "keep the tensor and call `.item()` only for logging"
+                    )
             continue
         targets = node.targets if isinstance(node, ast.Assign) else [node.target]
         value = node.value if not isinstance(node, ast.AugAssign) else None
@@ -118,7 +137,10 @@ def _forward_scope(ctx: FileContext, node: ast.AST) -> bool:
         isinstance(scope, ast.FunctionDef)
         and scope.name == "forward"
         and isinstance(ctx.parents.get(scope), ast.ClassDef)
-        and not any(isinstance(a, ast.With) and any(_is_no_grad(i.context_expr) for i in a.items) for a in ctx.ancestors(node))
+        and not any(
+            isinstance(a, ast.With) and any(_is_no_grad(i.context_expr) for i in a.items)
+            for a in ctx.ancestors(node)
+        )
     )
 
 
@@ -131,13 +153,33 @@ def _forward_scope(ctx: FileContext, node: ast.AST) -> bool:
 def inplace_functional_in_forward(ctx: FileContext) -> Iterator[Hit]:
     for call in ctx.calls:
         name = call_name(call)
-        if not name[:1].islower() or not is_const(getattr(kwarg(call, "inplace"), "value", None), True):
+        if not name[:1].islower() or not is_const(
+            getattr(kwarg(call, "inplace"), "value", None), True
+        ):
             continue
         if _forward_scope(ctx, call):
-            yield call, f"`{dotted(call.func) or name}(..., inplace=True)` in `forward` overwrites a tensor autograd may need for backward; use the out-of-place form"
+            yield call, (
+                f"`{dotted(call.func) or name}(..., inplace=True)` in `forward` overwrites "
+                "a tensor autograd may need for backward; use the out-of-place form"
+            )
 
 
-NON_TENSOR_CALLS = {"len", "int", "float", "str", "range", "list", "dict", "tuple", "set", "size", "dim", "item", "numel", "bool"}
+NON_TENSOR_CALLS = {
+    "len",
+    "int",
+    "float",
+    "str",
+    "range",
+    "list",
+    "dict",
+    "tuple",
+    "set",
+    "size",
+    "dim",
+    "item",
+    "numel",
+    "bool",
+}
 
 
 def _is_plain_value(value: ast.AST) -> bool:
@@ -152,17 +194,22 @@ def _is_plain_value(value: ast.AST) -> bool:
     return ".shape" in text or text.endswith((".ndim", ".size"))
 
 
+def _bound_names(node: ast.AST) -> set[str]:
+    targets = node.targets if isinstance(node, ast.Assign) else [node.target]  # type: ignore[attr-defined]
+    return {n.id for t in targets for n in ast.walk(t) if isinstance(n, ast.Name)}
+
+
 def _tensor_like_target(ctx: FileContext, node: ast.AugAssign, scope: ast.FunctionDef) -> bool:
+    """The target was last bound to a tensor expression, or is an (untyped/Tensor) parameter."""
     name = node.target.id  # type: ignore[attr-defined]
-    assigned = [
+    bindings = [
         a
         for a in ctx.of_type(ast.Assign, ast.AnnAssign, ast.For)
-        if ctx.scope(a) is scope and a.lineno < node.lineno  # type: ignore[attr-defined]
-        and name in {t.id for t in ast.walk(a.target if not isinstance(a, ast.Assign) else a.targets[0]) if isinstance(t, ast.Name)}  # type: ignore[attr-defined]
+        if ctx.scope(a) is scope and a.lineno < node.lineno and name in _bound_names(a)
     ]
-    if assigned:
-        last = assigned[-1]
-        return not isinstance(last, ast.For) and last.value is not None and not _is_plain_value(last.value)  # type: ignore[attr-defined]
+    if bindings:
+        value = getattr(bindings[-1], "value", None)  # a loop variable has none: not judged
+        return value is not None and not _is_plain_value(value)
     params = {a.arg: a for a in scope.args.args + scope.args.kwonlyargs}
     note = params[name].annotation if name in params else None
     return name in params and (note is None or "Tensor" in ast.unparse(note))
@@ -182,7 +229,10 @@ def augmented_assign_in_forward(ctx: FileContext) -> Iterator[Hit]:
         scope = ctx.scope(node)
         if _forward_scope(ctx, node) and _tensor_like_target(ctx, node, scope):  # type: ignore[arg-type]
             name = node.target.id  # type: ignore[attr-defined]
-            yield node, f"`{ast.unparse(node)}` in `forward` modifies `{name}` in place, which can break autograd; write `{name} = {name} {_OP[type(node.op)]} ...`"  # type: ignore[attr-defined]
+            yield node, (
+                f"`{ast.unparse(node)}` in `forward` modifies `{name}` in place, which can "
+                f"break autograd; write `{name} = {name} {_OP[type(node.op)]} ...`"
+            )  # type: ignore[attr-defined]
 
 
 _OP = {ast.Add: "+", ast.Sub: "-", ast.Mult: "*", ast.Div: "/"}
@@ -205,4 +255,7 @@ def persistent_workers_without_workers(ctx: FileContext) -> Iterator[Hit]:
             continue
         if workers is None or is_const(workers.value, 0):
             state = "unset (0)" if workers is None else "0"
-            yield call, f"`persistent_workers=True` with `num_workers` {state} raises ValueError; drop `persistent_workers` or use worker processes"
+            yield call, (
+                f"`persistent_workers=True` with `num_workers` {state} raises ValueError; "
+                "drop `persistent_workers` or use worker processes"
+            )

@@ -17,7 +17,11 @@ NOT_A_DEVICE_RE = re.compile(r"float|half|bfloat|dtype|int\d|memory_format")
 
 
 def _cuda_literal(node: ast.AST | None) -> bool:
-    return isinstance(node, ast.Constant) and isinstance(node.value, str) and node.value.startswith("cuda")
+    return (
+        isinstance(node, ast.Constant)
+        and isinstance(node.value, str)
+        and node.value.startswith("cuda")
+    )
 
 
 def _hardcoded_cuda(call: ast.Call) -> str:
@@ -39,20 +43,25 @@ def _hardcoded_cuda(call: ast.Call) -> str:
     "PGN201",
     "hardcoded-cuda",
     Severity.WARNING,
-    "CUDA hard-coded (`.cuda()`, `device=\"cuda\"`) with no availability check.",
+    'CUDA hard-coded (`.cuda()`, `device="cuda"`) with no availability check.',
 )
 def hardcoded_cuda(ctx: FileContext) -> Iterator[Hit]:
     for call in ctx.calls:
         how = _hardcoded_cuda(call)
         if how and not cuda_guarded(ctx, call):
-            yield call, f"{how} fails on machines without CUDA; choose the device once (`\"cuda\" if torch.cuda.is_available() else \"cpu\"`) and use `.to(device)`"
+            yield call, (
+                f'{how} fails on machines without CUDA; choose the device once (`"cuda" if '
+                'torch.cuda.is_available() else "cpu"`) and use `.to(device)`'
+            )
 
 
 def _training_loop(ctx: FileContext, node: ast.AST) -> ast.AST | None:
     for parent in ctx.ancestors(node):
         if isinstance(parent, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
             return None
-        if isinstance(parent, (ast.For, ast.AsyncFor)) and TRAINING_ITER_RE.search(ctx.segment(parent.iter)):
+        if isinstance(parent, (ast.For, ast.AsyncFor)) and TRAINING_ITER_RE.search(
+            ctx.segment(parent.iter)
+        ):
             return parent
         if isinstance(parent, (ast.For, ast.AsyncFor, ast.While)) and id(parent) in step_loops(ctx):
             return parent
@@ -81,17 +90,24 @@ def model_to_device_in_loop(ctx: FileContext) -> Iterator[Hit]:
         model = receiver(call)
         if call_name(call) not in ("to", "cuda") or not is_model_expr(model):
             continue
-        if call_name(call) == "to" and (not call.args or NOT_A_DEVICE_RE.search(ast.unparse(call.args[0]))):
+        if call_name(call) == "to" and (
+            not call.args or NOT_A_DEVICE_RE.search(ast.unparse(call.args[0]))
+        ):
             continue
         loop = _training_loop(ctx, call)
         if loop is None or _rebound_in_loop(loop, dotted(model), call):
             continue
-        yield call, f"`{dotted(model)}` is moved to the device on every iteration of the loop; move it once before the loop"
+        yield call, (
+            f"`{dotted(model)}` is moved to the device on every iteration of the loop; "
+            "move it once before the loop"
+        )
 
 
 def _uses_device_variable(ctx: FileContext, scope: ast.AST) -> bool:
     for node in ast.walk(scope):
-        name = node.id if isinstance(node, ast.Name) else node.arg if isinstance(node, ast.arg) else ""
+        name = (
+            node.id if isinstance(node, ast.Name) else node.arg if isinstance(node, ast.arg) else ""
+        )
         if isinstance(node, ast.Attribute):
             name = node.attr
         if name and DEVICE_NAME_RE.search(name):
@@ -103,7 +119,7 @@ def _uses_device_variable(ctx: FileContext, scope: ast.AST) -> bool:
     "PGN203",
     "hardcoded-autocast-device",
     Severity.WARNING,
-    "`autocast(\"cuda\")` where the device is a variable.",
+    '`autocast("cuda")` where the device is a variable.',
 )
 def hardcoded_autocast_device(ctx: FileContext) -> Iterator[Hit]:
     for call in ctx.calls:
@@ -115,10 +131,14 @@ def hardcoded_autocast_device(ctx: FileContext) -> Iterator[Hit]:
             continue
         if _uses_device_variable(ctx, ctx.scope(call)):
             what = "torch.cuda.amp.autocast()" if legacy else 'autocast("cuda")'
-            yield call, f"`{what}` ignores the `device` variable in scope; use `torch.autocast(device_type=device.type)` so CPU/MPS runs work"
+            yield call, (
+                f"`{what}` ignores the `device` variable in scope; use "
+                "`torch.autocast(device_type=device.type)` so CPU/MPS runs work"
+            )
 
 
 def cuda_guarded_by_if(ctx: FileContext, node: ast.AST) -> bool:
     return any(
-        isinstance(p, (ast.If, ast.IfExp)) and "cuda" in ctx.segment(p.test) for p in ctx.ancestors(node)
+        isinstance(p, (ast.If, ast.IfExp)) and "cuda" in ctx.segment(p.test)
+        for p in ctx.ancestors(node)
     )

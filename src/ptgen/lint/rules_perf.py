@@ -6,16 +6,27 @@ import ast
 import re
 from collections.abc import Iterator
 
-from ptgen.lint.context import FileContext, call_name, dotted, has_unpacking, is_const, kwarg
-from ptgen.lint.context import receiver
+from ptgen.lint.context import (
+    FileContext,
+    call_name,
+    dotted,
+    has_unpacking,
+    is_const,
+    kwarg,
+    receiver,
+)
 from ptgen.lint.model import Severity
 from ptgen.lint.patterns import is_dataloader, is_optimizer_step, nearest_loop, step_loops
 from ptgen.lint.registry import Hit, rule
 
 TRAIN_RE = re.compile(r"train", re.I)
-CPU_DEVICE_RE = re.compile(r"""device\(\s*["']cpu["']\s*\)|device\s*=\s*["']cpu["']|\.to\(\s*["']cpu["']""")
+CPU_DEVICE_RE = re.compile(
+    r"""device\(\s*["']cpu["']\s*\)|device\s*=\s*["']cpu["']|\.to\(\s*["']cpu["']"""
+)
 SYNCS = ("item", "cpu")
-NUM_WORKERS_POSITION = 5  # DataLoader(dataset, batch_size, shuffle, sampler, batch_sampler, num_workers)
+NUM_WORKERS_POSITION = (
+    5  # DataLoader(dataset, batch_size, shuffle, sampler, batch_sampler, num_workers)
+)
 PIN_MEMORY_POSITION = 7
 
 
@@ -46,7 +57,10 @@ def dataloader_default_workers(ctx: FileContext) -> Iterator[Hit]:
         if not is_dataloader(call) or has_unpacking(call) or len(call.args) > NUM_WORKERS_POSITION:
             continue
         if kwarg(call, "num_workers") is None and _training_path(ctx, call):
-            yield call, "training DataLoader uses the default `num_workers=0`: batches are loaded in the training process between steps; set `num_workers` (from config)"
+            yield call, (
+                "training DataLoader uses the default `num_workers=0`: batches are loaded "
+                "in the training process between steps; set `num_workers` (from config)"
+            )
 
 
 def _mentions_cuda(ctx: FileContext) -> bool:
@@ -66,9 +80,15 @@ def pin_memory_mismatch(ctx: FileContext) -> Iterator[Hit]:
         pin = kwarg(call, "pin_memory")
         if pin is not None and is_const(pin.value, True):
             if not _mentions_cuda(ctx) and CPU_DEVICE_RE.search(ctx.source):
-                yield call, "`pin_memory=True` in a program that runs on the CPU only costs an extra copy per batch; drop it or set it to `device.type == \"cuda\"`"
+                yield call, (
+                    "`pin_memory=True` in a program that runs on the CPU only costs an extra "
+                    'copy per batch; drop it or set it to `device.type == "cuda"`'
+                )
         elif pin is None and _mentions_cuda(ctx) and _training_path(ctx, call):
-            yield call, "DataLoader without `pin_memory` in CUDA code: host-to-GPU copies cannot overlap compute; pass `pin_memory=device.type == \"cuda\"`"
+            yield call, (
+                "DataLoader without `pin_memory` in CUDA code: host-to-GPU copies cannot "
+                'overlap compute; pass `pin_memory=device.type == "cuda"`'
+            )
 
 
 @rule(
@@ -86,14 +106,20 @@ def sync_every_step(ctx: FileContext) -> Iterator[Hit]:
             continue
         if id(nearest_loop(ctx, call, stop_at_if=True)) in loops:
             what = ast.unparse(call)
-            yield call, f"`{what[-60:]}` syncs host and device on every training step; accumulate on the device and read values at log intervals"
+            yield call, (
+                f"`{what[-60:]}` syncs host and device on every training step; accumulate "
+                "on the device and read values at log intervals"
+            )
 
 
 @rule(
     "PGN504",
     "zero-grad-set-to-none-false",
     Severity.INFO,
-    "`zero_grad(set_to_none=False)` (or bare `zero_grad()` before torch 2.0) fills gradients with zeros.",
+    (
+        "`zero_grad(set_to_none=False)` (or bare `zero_grad()` before torch 2.0) "
+        "fills gradients with zeros."
+    ),
     fix="drop-kwarg:set_to_none",
 )
 def zero_grad_set_to_none_false(ctx: FileContext) -> Iterator[Hit]:
@@ -102,6 +128,12 @@ def zero_grad_set_to_none_false(ctx: FileContext) -> Iterator[Hit]:
             continue
         flag = kwarg(call, "set_to_none")
         if flag is not None and is_const(flag.value, False):
-            yield call, "`zero_grad(set_to_none=False)` writes zeros into every gradient each step; the default `set_to_none=True` frees them instead"
+            yield call, (
+                "`zero_grad(set_to_none=False)` writes zeros into every gradient each step; "
+                "the default `set_to_none=True` frees them instead"
+            )
         elif flag is None and not call.args and ctx.target_torch < (2, 0):
-            yield call, "bare `zero_grad()` keeps zero-filled gradients before torch 2.0; pass `set_to_none=True`"
+            yield call, (
+                "bare `zero_grad()` keeps zero-filled gradients before torch 2.0; "
+                "pass `set_to_none=True`"
+            )

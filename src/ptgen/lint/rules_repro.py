@@ -10,10 +10,33 @@ from ptgen.lint.model import Severity
 from ptgen.lint.patterns import is_optimizer_step
 from ptgen.lint.registry import Hit, rule
 
-TORCH_SEEDS = {"torch.manual_seed", "torch.cuda.manual_seed", "torch.cuda.manual_seed_all", "torch.random.manual_seed"}
+TORCH_SEEDS = {
+    "torch.manual_seed",
+    "torch.cuda.manual_seed",
+    "torch.cuda.manual_seed_all",
+    "torch.random.manual_seed",
+}
 LIBRARY_SEEDS = {"manual_seed", "manual_seed_all", "seed"}
-NUMPY_DRAWS_EXCEPT = {"seed", "default_rng", "RandomState", "Generator", "get_state", "set_state", "SeedSequence"}
-RANDOM_DRAWS = {"random", "randint", "shuffle", "choice", "choices", "sample", "uniform", "gauss", "randrange"}
+NUMPY_DRAWS_EXCEPT = {
+    "seed",
+    "default_rng",
+    "RandomState",
+    "Generator",
+    "get_state",
+    "set_state",
+    "SeedSequence",
+}
+RANDOM_DRAWS = {
+    "random",
+    "randint",
+    "shuffle",
+    "choice",
+    "choices",
+    "sample",
+    "uniform",
+    "gauss",
+    "randrange",
+}
 
 
 def _is_script(ctx: FileContext) -> bool:
@@ -26,13 +49,23 @@ def _is_script(ctx: FileContext) -> bool:
 def _unseeded(ctx: FileContext) -> list[str]:
     """The generators this module draws from but never seeds ([] when all are seeded)."""
     names = [dotted(c.func) for c in ctx.calls]
-    if any("seed" in n.split(".")[-1].lower() and n.split(".")[-1] not in LIBRARY_SEEDS for n in names):
+    if any(
+        "seed" in n.split(".")[-1].lower() and n.split(".")[-1] not in LIBRARY_SEEDS for n in names
+    ):
         return []  # a seeding helper (set_seed, seed_everything, ...) is trusted to seed all
     missing = [] if TORCH_SEEDS & set(names) else ["torch (torch.manual_seed)"]
-    np_draws = [n for n in names if n.startswith(("np.random.", "numpy.random.")) and n.split(".")[-1] not in NUMPY_DRAWS_EXCEPT]
+    np_draws = [
+        n
+        for n in names
+        if n.startswith(("np.random.", "numpy.random."))
+        and n.split(".")[-1] not in NUMPY_DRAWS_EXCEPT
+    ]
     if np_draws and not {"np.random.seed", "numpy.random.seed"} & set(names):
         missing.append("numpy (np.random.seed)")
-    if any(n.startswith("random.") and n.split(".")[-1] in RANDOM_DRAWS for n in names) and "random.seed" not in names:
+    if (
+        any(n.startswith("random.") and n.split(".")[-1] in RANDOM_DRAWS for n in names)
+        and "random.seed" not in names
+    ):
         missing.append("random (random.seed)")
     return missing
 
@@ -46,15 +79,15 @@ def _unseeded(ctx: FileContext) -> list[str]:
 def unseeded_training(ctx: FileContext) -> Iterator[Hit]:
     steps = [c for c in ctx.calls if is_optimizer_step(c)]
     script = _is_script(ctx)
-    entry = [
-        c for c in steps
-        if script or getattr(ctx.scope(c), "name", "") == "main"
-    ]
+    entry = [c for c in steps if script or getattr(ctx.scope(c), "name", "") == "main"]
     if not entry:
         return
     missing = _unseeded(ctx)
     if missing:
-        yield entry[0], f"training entry point never seeds {', '.join(missing)}; runs are not reproducible (seed once at start-up, e.g. a `set_seed(seed)` helper)"
+        yield entry[0], (
+            f"training entry point never seeds {', '.join(missing)}; runs are not reproducible "
+            "(seed once at start-up, e.g. a `set_seed(seed)` helper)"
+        )
 
 
 def _assigned_true(node: ast.AST, suffix: str) -> bool:
@@ -82,4 +115,8 @@ def benchmark_with_determinism(ctx: FileContext) -> Iterator[Hit]:
     )
     if deterministic:
         for node in benchmark:
-            yield node, "`cudnn.benchmark = True` picks kernels by timing, so results vary run to run despite the determinism settings here; set it to False when determinism is wanted"
+            yield node, (
+                "`cudnn.benchmark = True` picks kernels by timing, so results vary run to "
+                "run despite the determinism settings here; set it to False when determinism "
+                "is wanted"
+            )
