@@ -585,3 +585,19 @@ def test_finding_carries_rule_metadata() -> None:
     )
     assert finding.fix is not None and finding.fix.applicability == "safe"
     assert "ValueError" in finding.message
+
+
+def test_benchmark_in_the_non_deterministic_branch_is_fine() -> None:
+    source = """
+        if debug_mode == 0:
+            torch.backends.cudnn.deterministic = False
+            torch.backends.cudnn.benchmark = True
+        else:
+            torch.backends.cudnn.deterministic = True
+            torch.backends.cudnn.benchmark = False
+    """
+    assert "PGN302" not in codes(source)
+
+
+def test_stateful_dataloader_counts_as_dataloader() -> None:
+    assert "PGN105" in codes("dl = StatefulDataLoader(ds, persistent_workers=True)\n")

@@ -55,7 +55,7 @@ def nearest_loop(ctx: FileContext, node: ast.AST, stop_at_if: bool = False) -> a
 
 
 def is_dataloader(call: ast.Call) -> bool:
-    return call_name(call) == "DataLoader"
+    return call_name(call).endswith("DataLoader")  # also StatefulDataLoader
 
 
 def cuda_guarded(ctx: FileContext, node: ast.AST) -> bool:

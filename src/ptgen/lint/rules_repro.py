@@ -109,14 +109,31 @@ def benchmark_with_determinism(ctx: FileContext) -> Iterator[Hit]:
     benchmark = [a for a in assigns if _assigned_true(a, "cudnn.benchmark")]
     if not benchmark:
         return
-    deterministic = any(_assigned_true(a, "cudnn.deterministic") for a in assigns) or any(
-        call_name(c) == "use_deterministic_algorithms" and c.args and is_const(c.args[0], True)
+    claims = [a for a in assigns if _assigned_true(a, "cudnn.deterministic")] + [
+        c
         for c in ctx.calls
-    )
-    if deterministic:
-        for node in benchmark:
+        if call_name(c) == "use_deterministic_algorithms" and c.args and is_const(c.args[0], True)
+    ]
+    for node in benchmark:
+        if any(not _exclusive(ctx, node, claim) for claim in claims):
             yield node, (
                 "`cudnn.benchmark = True` picks kernels by timing, so results vary run to "
                 "run despite the determinism settings here; set it to False when determinism "
                 "is wanted"
             )
+
+
+def _branches(ctx: FileContext, node: ast.AST) -> dict[int, bool]:
+    """For each enclosing `if`: is `node` in its body (True) or its else branch (False)?"""
+    found, child = {}, node
+    for parent in ctx.ancestors(node):
+        if isinstance(parent, ast.If):
+            found[id(parent)] = any(child is s for s in parent.body)
+        child = parent
+    return found
+
+
+def _exclusive(ctx: FileContext, one: ast.AST, other: ast.AST) -> bool:
+    """The two statements sit in different branches of one `if` (never run together)."""
+    mine, theirs = _branches(ctx, one), _branches(ctx, other)
+    return any(key in theirs and theirs[key] != side for key, side in mine.items())
