@@ -1,0 +1,56 @@
+"""The git command line, as ptgen uses it: one runner, one error, one identity rule."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from collections.abc import Mapping
+from pathlib import Path
+
+from ptgen.errors import PtgenError
+
+# Used only when the user has no identity of their own (CI machines often have none).
+NEUTRAL_IDENTITY = {
+    "GIT_AUTHOR_NAME": "ptgen",
+    "GIT_AUTHOR_EMAIL": "ptgen@localhost",
+    "GIT_COMMITTER_NAME": "ptgen",
+    "GIT_COMMITTER_EMAIL": "ptgen@localhost",
+}
+
+
+class GitError(PtgenError):
+    """A git command failed, or git is not installed."""
+
+
+def git(cwd: Path, *args: str, env: Mapping[str, str] | None = None, check: bool = True) -> str:
+    """Run `git ARGS` in `cwd` and return its stdout; raise GitError when it fails."""
+    try:
+        proc = subprocess.run(
+            ["git", *args],
+            cwd=cwd,
+            env=dict(env) if env is not None else None,
+            capture_output=True,
+            text=True,
+        )
+    except FileNotFoundError:
+        raise GitError("git is not installed or not on PATH") from None
+    if check and proc.returncode != 0:
+        detail = proc.stderr.strip().splitlines()[-1:] or ["(no message)"]
+        raise GitError(f"git {' '.join(args[:2])} failed in {cwd}: {detail[0]}")
+    return proc.stdout
+
+
+def git_ok(cwd: Path, *args: str) -> bool:
+    """True when `git ARGS` exits 0 (for questions such as 'is this a repository?')."""
+    try:
+        return subprocess.run(["git", *args], cwd=cwd, capture_output=True).returncode == 0
+    except FileNotFoundError:
+        return False
+
+
+def identity_env(cwd: Path) -> dict[str, str]:
+    """Environment for a commit: the user's own identity if set, else ptgen's neutral one."""
+    env = dict(os.environ)
+    if not git(cwd, "config", "user.email", check=False).strip():
+        env.update(NEUTRAL_IDENTITY)
+    return env
