@@ -45,7 +45,10 @@ def set_rng_state(state: dict[str, Any]) -> None:
     np.random.set_state(
         {
             "bit_generator": "MT19937",
-            "state": {"key": state["numpy_key"].numpy().astype(np.uint32), "pos": state["numpy_pos"]},
+            "state": {
+                "key": state["numpy_key"].numpy().astype(np.uint32),
+                "pos": state["numpy_pos"],
+            },
             "has_gauss": 0,
             "gauss": 0.0,
         }
@@ -95,12 +98,15 @@ def load_checkpoint(path: str | Path, map_location: str | torch.device = "cpu") 
         raise CheckpointError(f"{path}: not a readable checkpoint ({reason})") from exc
     if not isinstance(checkpoint, dict) or any(k not in checkpoint for k in REQUIRED_KEYS):
         raise CheckpointError(
-            f"{path}: not a training checkpoint of this project (needs keys {', '.join(REQUIRED_KEYS)})"
+            f"{path}: not a training checkpoint of this project "
+            f"(needs keys {', '.join(REQUIRED_KEYS)})"
         )
     return checkpoint
 
 
-def load_model_state(model: torch.nn.Module, checkpoint: dict[str, Any], path: str | Path, config: dict[str, Any]) -> None:
+def load_model_state(
+    model: torch.nn.Module, checkpoint: dict[str, Any], path: str | Path, config: dict[str, Any]
+) -> None:
     """Load weights (either prefix style), explaining a mismatch by the config keys that differ."""
     try:
         model.load_state_dict(clean_state_dict(checkpoint["model_state_dict"]))

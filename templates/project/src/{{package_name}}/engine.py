@@ -92,7 +92,9 @@ def train_one_epoch(
 
 
 @torch.no_grad()
-def evaluate(model: nn.Module, loader: Iterable[Batch], settings: StepSettings, info: DistInfo) -> dict[str, Any]:
+def evaluate(
+    model: nn.Module, loader: Iterable[Batch], settings: StepSettings, info: DistInfo
+) -> dict[str, Any]:
     """Loss and task metrics over the whole loader (all ranks together), in eval mode."""
     was_training = model.training
     model.eval()  # dropout off, batch-norm running statistics
@@ -114,5 +116,6 @@ def evaluate(model: nn.Module, loader: Iterable[Batch], settings: StepSettings, 
     totals = all_reduce_sum(torch.stack([loss_sum, count, *[sums[k] for k in names]]), info)
     loss_total, num, *metric_totals = totals.tolist()  # the one host sync of evaluation
     result = {"loss": loss_total / max(num, 1), "num_samples": int(num)}
-    result.update(tasks.summarise(settings.task, dict(zip(names, metric_totals)), int(num)))
+    sums_by_name = dict(zip(names, metric_totals, strict=True))
+    result.update(tasks.summarise(settings.task, sums_by_name, int(num)))
     return result

@@ -76,7 +76,11 @@ class MetricsFile:
             return
         with open(self.path, "a", newline="", encoding="utf-8") as handle:
             csv.DictWriter(handle, FIELDS).writerow(
-                {k: (f"{v:.6g}" if isinstance(v, float) else v) for k, v in row.items() if k in FIELDS}
+                {
+                    k: (f"{v:.6g}" if isinstance(v, float) else v)
+                    for k, v in row.items()
+                    if k in FIELDS
+                }
             )
 
 
@@ -88,4 +92,6 @@ def progress(batches: Iterable[Any], total: int, desc: str, enabled: bool) -> It
 
 
 def format_metrics(values: dict[str, Any]) -> str:
-    return " ".join(f"{k} {v:.4f}" if isinstance(v, float) else f"{k} {v}" for k, v in values.items())
+    return " ".join(
+        f"{k} {v:.4f}" if isinstance(v, float) else f"{k} {v}" for k, v in values.items()
+    )

@@ -74,12 +74,16 @@ def amp_dtype(device: torch.device, name: str) -> torch.dtype:
     return {"bfloat16": torch.bfloat16, "float16": torch.float16}[name]
 
 
-def autocast(device: torch.device, enabled: bool, dtype: torch.dtype) -> contextlib.AbstractContextManager:
+def autocast(
+    device: torch.device, enabled: bool, dtype: torch.dtype
+) -> contextlib.AbstractContextManager:
     """Autocast on the device's own type (never a hard-coded "cuda")."""
     return torch.autocast(device_type=device.type, dtype=dtype, enabled=enabled)
 
 
-def make_grad_scaler(device: torch.device, enabled: bool, dtype: torch.dtype) -> torch.amp.GradScaler:
+def make_grad_scaler(
+    device: torch.device, enabled: bool, dtype: torch.dtype
+) -> torch.amp.GradScaler:
     """A GradScaler is needed only for float16 on CUDA; elsewhere it is a disabled no-op."""
     use = enabled and device.type == "cuda" and dtype == torch.float16
     return torch.amp.GradScaler(device.type, enabled=use)

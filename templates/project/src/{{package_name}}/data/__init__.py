@@ -65,7 +65,11 @@ class ResumableSampler(Sampler[int]):
 
     def __init__(self, dataset: Dataset, info: DistInfo, seed: int) -> None:
         self.inner = DistributedSampler(
-            dataset, num_replicas=info.world_size, rank=info.rank, shuffle=True, seed=seed,
+            dataset,
+            num_replicas=info.world_size,
+            rank=info.rank,
+            shuffle=True,
+            seed=seed,
             drop_last=True,
         )
         self.skip = 0
@@ -95,14 +99,18 @@ class BucketBatchSampler(Sampler[list[int]]):
         batches = []
         for start in range(0, len(indices) - self.batch_size + 1, pool):
             chunk = sorted(indices[start : start + pool], key=self.lengths.__getitem__)
-            batches += [chunk[i : i + self.batch_size] for i in range(0, len(chunk), self.batch_size)]
+            batches += [
+                chunk[i : i + self.batch_size] for i in range(0, len(chunk), self.batch_size)
+            ]
         batches = [b for b in batches if len(b) == self.batch_size]
         epoch_seed = self.sampler.inner.seed + self.sampler.inner.epoch
         order = torch.randperm(len(batches), generator=torch.Generator().manual_seed(epoch_seed))
         return iter([batches[i] for i in order.tolist()][skip // self.batch_size :])
 
     def __len__(self) -> int:
-        return (len(self.sampler) + self.sampler.skip) // self.batch_size - self.sampler.skip // self.batch_size
+        return (
+            len(self.sampler) + self.sampler.skip
+        ) // self.batch_size - self.sampler.skip // self.batch_size
 
 
 class ShardSampler(Sampler[int]):

@@ -1,0 +1,63 @@
+"""`ptgen new project NAME`."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from ptgen.cli import app
+from ptgen.cli._common import print_smoke, user_errors
+from ptgen.options import Task
+
+new_app = typer.Typer(help="Create something new.", no_args_is_help=True)
+app.add_typer(new_app, name="new")
+
+
+@new_app.command("project")
+def new_project_command(
+    name: Annotated[str, typer.Argument(help="Project name, e.g. my-classifier (package: my_classifier).")],
+    output_dir: Annotated[Path, typer.Option("--output-dir", "-o", help="Where to create NAME/.")] = Path("."),
+    task: Annotated[Task, typer.Option(help="What the project learns.")] = Task.image_classification,
+    model: Annotated[
+        str | None, typer.Option(help="Model kind (see `ptgen list`); default depends on --task.")
+    ] = None,
+    dataset: Annotated[str, typer.Option(help="Dataset kind (see `ptgen list`).")] = "synthetic",
+    description: Annotated[str, typer.Option(help="One-line description.")] = "A PyTorch project",
+    author: Annotated[str, typer.Option(help="Author name.")] = "",
+    amp: Annotated[bool, typer.Option("--amp/--no-amp", help="Mixed precision.")] = False,
+    compile_: Annotated[
+        bool, typer.Option("--compile/--no-compile", help="torch.compile the model (slow first step).")
+    ] = False,
+    grad_checkpointing: Annotated[
+        bool, typer.Option("--grad-checkpointing/--no-grad-checkpointing", help="Trade compute for memory.")
+    ] = False,
+    smoke: Annotated[bool, typer.Option("--smoke/--no-smoke", help="Train a few steps to prove it works.")] = True,
+    dry_run: Annotated[bool, typer.Option("--dry-run", help="Print the files it would write; write nothing.")] = False,
+    force: Annotated[bool, typer.Option("--force", help="Write into an existing non-empty directory.")] = False,
+) -> None:
+    """Create a PyTorch project that has already trained on this machine.
+
+    Example: ptgen new project my-classifier --dataset image-folder --amp
+    """
+    from ptgen.project import ProjectOptions, new_project
+
+    with user_errors():
+        options = ProjectOptions(
+            name, task, model, dataset, description, author, amp, compile_, grad_checkpointing
+        )
+        result = new_project(
+            options, output_dir, run_smoke=smoke, dry_run=dry_run, force=force,
+            progress=lambda message: typer.secho(message, dim=True, err=True),
+        )
+    if dry_run:
+        typer.echo(f"would create {result.path}/ with {len(result.files)} files:")
+        for path in result.files:
+            typer.echo(f"  {path}")
+        return
+    if result.smoke is not None:
+        print_smoke(result.smoke)
+    typer.secho(f"created {result.path}", fg=typer.colors.GREEN, bold=True)
+    package = name.lower().replace("-", "_")
+    typer.echo(f"next: cd {result.path} && python -m pip install -e . && python -m {package} train")

@@ -1,0 +1,94 @@
+"""`ptgen add model|dataset`: render one component (module + its test) into a project.
+
+`ptgen new project` writes its first model and dataset through this same code, so a
+component written at `new` time is byte-identical to one added later. Components are
+discovered by the project at run time (a module in models/ or data/), so adding one
+never edits a file the user may have changed.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from ptgen.errors import NotAProject, PtgenError
+from ptgen.options import check_kind, component_name, default_kind
+from ptgen.paths import templates_dir
+from ptgen.plan import FilePlan
+from ptgen.render import format_python, render_file
+
+ANSWERS_FILE = ".copier-answers.yml"
+GROUP_DIRS = {"model": "models", "dataset": "data"}
+
+
+@dataclass(frozen=True)
+class ProjectInfo:
+    root: Path
+    project_name: str
+    package: str
+    task: str
+
+
+def read_project(project_dir: Path) -> ProjectInfo:
+    """What ptgen needs to know about a generated project, from its Copier answers."""
+    import yaml  # a dependency of copier; imported here to keep start-up fast
+
+    answers_path = project_dir / ANSWERS_FILE
+    if not answers_path.is_file():
+        raise NotAProject(
+            f"{project_dir} is not a ptgen project (no {ANSWERS_FILE}); run inside one or pass --project DIR"
+        )
+    try:
+        answers = yaml.safe_load(answers_path.read_text(encoding="utf-8")) or {}
+        info = ProjectInfo(
+            project_dir, answers["project_name"], answers["package_name"], answers["task"]
+        )
+    except (yaml.YAMLError, KeyError, TypeError) as exc:
+        raise NotAProject(f"{answers_path} is damaged or not written by ptgen ({exc})") from exc
+    if not (project_dir / "src" / info.package).is_dir():
+        raise NotAProject(f"{project_dir} has no src/{info.package} package")
+    return info
+
+
+def plan_component(
+    project: ProjectInfo, group: str, name: str, kind: str | None = None, variable_length: bool = False
+) -> FilePlan:
+    """The files of one component: its module and its test, black-formatted."""
+    name = component_name(name)
+    kind = kind or default_kind(group, project.task)
+    spec = check_kind(group, kind, project.task)
+    if variable_length and project.task != "sequence-classification":
+        raise PtgenError(
+            f"--variable-length needs a sequence-classification project; this one is {project.task}"
+        )
+    context = {
+        "project_name": project.project_name,
+        "package_name": project.package,
+        "task": project.task,
+        "name": name,
+        "kind": kind,
+    }
+    module = f"src/{project.package}/{GROUP_DIRS[group]}/{name}.py"
+    test = f"tests/test_{'model' if group == 'model' else 'data'}_{name}.py"
+    plan = FilePlan(project.root)
+    plan.add(module, format_python(render_file(spec.directory / f"{group}.py.jinja", context), module))
+    test_template = templates_dir() / group / f"test_{group}.py.jinja"
+    plan.add(test, format_python(render_file(test_template, context), test))
+    return plan
+
+
+def add_component(
+    project_dir: Path,
+    group: str,
+    name: str,
+    kind: str | None = None,
+    variable_length: bool = False,
+    force: bool = False,
+    dry_run: bool = False,
+) -> FilePlan:
+    """Plan, check for conflicts, and (unless dry_run) write one component."""
+    plan = plan_component(read_project(project_dir), group, name, kind, variable_length)
+    if not dry_run:
+        plan.check_conflicts(force)
+        plan.apply()
+    return plan

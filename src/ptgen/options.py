@@ -1,0 +1,114 @@
+"""The option model: tasks, component kinds, which fit together, and valid names.
+
+One source of truth for the CLI, the renderers and `ptgen list`.
+"""
+
+from __future__ import annotations
+
+import keyword
+import re
+import sys
+import tomllib
+from dataclasses import dataclass
+from enum import Enum
+from pathlib import Path
+
+from ptgen.errors import InvalidName, PtgenError
+from ptgen.paths import templates_dir
+
+
+class Task(str, Enum):
+    image_classification = "image-classification"
+    sequence_classification = "sequence-classification"
+    tabular_regression = "tabular-regression"
+
+
+@dataclass(frozen=True)
+class ComponentKind:
+    """A model or dataset template: templates/<group>/<name>/."""
+
+    group: str  # "model" | "dataset"
+    name: str
+    summary: str
+    tasks: tuple[str, ...]
+    needs_root: bool = False
+
+    @property
+    def directory(self) -> Path:
+        return templates_dir() / self.group / self.name
+
+
+def component_kinds(group: str) -> dict[str, ComponentKind]:
+    """Every kind in templates/<group>/, read from its meta.toml."""
+    kinds = {}
+    for meta in sorted((templates_dir() / group).glob("*/meta.toml")):
+        data = tomllib.loads(meta.read_text(encoding="utf-8"))
+        name = meta.parent.name
+        kinds[name] = ComponentKind(
+            group, name, data["summary"], tuple(data["tasks"]), data.get("needs_root", False)
+        )
+    return kinds
+
+
+def kinds_for_task(group: str, task: str) -> list[str]:
+    return [k.name for k in component_kinds(group).values() if task in k.tasks]
+
+
+def default_kind(group: str, task: str) -> str:
+    defaults = {
+        ("model", "image-classification"): "cnn",
+        ("model", "sequence-classification"): "transformer",
+        ("model", "tabular-regression"): "mlp",
+    }
+    return defaults.get((group, task), "synthetic")
+
+
+def check_kind(group: str, kind: str, task: str) -> ComponentKind:
+    """The kind, if it exists and fits the task; otherwise a message listing the ones that do."""
+    kinds = component_kinds(group)
+    fitting = ", ".join(kinds_for_task(group, task)) or "none"
+    if kind not in kinds:
+        raise PtgenError(f"unknown {group} kind {kind!r}; kinds for {task}: {fitting}")
+    if task not in kinds[kind].tasks:
+        raise PtgenError(f"{group} kind {kind!r} does not fit a {task} project; use one of: {fitting}")
+    return kinds[kind]
+
+
+_NAME = re.compile(r"^[A-Za-z][A-Za-z0-9_-]*$")
+MAX_NAME_LENGTH = 64
+# Names that would shadow what a generated project imports.
+_SHADOWED = {"torch", "numpy", "tqdm", "PIL", "pillow", "ptgen", "copier", "pytest", "tests", "src"}
+
+
+def package_name(project_name: str) -> str:
+    """Validate a project name and derive its package: `my-proj` -> `my_proj`."""
+    if not project_name or not project_name.strip():
+        raise InvalidName("project name is empty")
+    if len(project_name) > MAX_NAME_LENGTH:
+        raise InvalidName(f"project name is longer than {MAX_NAME_LENGTH} characters")
+    if not _NAME.match(project_name):
+        raise InvalidName(
+            f"invalid project name {project_name!r}: use letters, digits, '-' and '_', starting with a letter"
+        )
+    package = project_name.lower().replace("-", "_")
+    _check_identifier(package, "project name")
+    return package
+
+
+def component_name(name: str) -> str:
+    """Validate a model/dataset name: a lower-case Python module name."""
+    if not re.fullmatch(r"[a-z][a-z0-9_]*", name or ""):
+        raise InvalidName(
+            f"invalid component name {name!r}: use lower-case letters, digits and '_', starting with a letter"
+        )
+    if len(name) > MAX_NAME_LENGTH:
+        raise InvalidName(f"component name is longer than {MAX_NAME_LENGTH} characters")
+    _check_identifier(name, "component name")
+    return name
+
+
+def _check_identifier(name: str, what: str) -> None:
+    if keyword.iskeyword(name) or keyword.issoftkeyword(name):
+        raise InvalidName(f"{what} {name!r} is a Python keyword")
+    if name in sys.stdlib_module_names or name in _SHADOWED:
+        raise InvalidName(f"{what} {name!r} would shadow the module {name!r}; choose another name")
