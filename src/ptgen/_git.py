@@ -1,21 +1,15 @@
-"""The git command line, as ptgen uses it: one runner, one error, one identity rule."""
+"""Run git and read its answer (ptgen.git makes a new project's first commit).
+
+Failures become GitError, a PtgenError, so the CLI shows them as one line.
+"""
 
 from __future__ import annotations
 
-import os
 import subprocess
 from collections.abc import Mapping
 from pathlib import Path
 
 from ptgen.errors import PtgenError
-
-# Used only when the user has no identity of their own (CI machines often have none).
-NEUTRAL_IDENTITY = {
-    "GIT_AUTHOR_NAME": "ptgen",
-    "GIT_AUTHOR_EMAIL": "ptgen@localhost",
-    "GIT_COMMITTER_NAME": "ptgen",
-    "GIT_COMMITTER_EMAIL": "ptgen@localhost",
-}
 
 
 class GitError(PtgenError):
@@ -46,11 +40,3 @@ def git_ok(cwd: Path, *args: str) -> bool:
         return subprocess.run(["git", *args], cwd=cwd, capture_output=True).returncode == 0
     except FileNotFoundError:
         return False
-
-
-def identity_env(cwd: Path) -> dict[str, str]:
-    """Environment for a commit: the user's own identity if set, else ptgen's neutral one."""
-    env = dict(os.environ)
-    if not git(cwd, "config", "user.email", check=False).strip():
-        env.update(NEUTRAL_IDENTITY)
-    return env

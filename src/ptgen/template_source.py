@@ -39,8 +39,10 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from ptgen._git import NEUTRAL_IDENTITY, GitError, git, git_ok
+from ptgen._git import GitError, git, git_ok
 from ptgen.errors import PtgenError
+from ptgen.git import NEUTRAL_IDENTITY
+from ptgen.paths import templates_dir
 
 CACHE_ENV = "PTGEN_CACHE_DIR"
 TEMPLATES_ENV = "PTGEN_TEMPLATES_DIR"
@@ -109,14 +111,11 @@ class History:
 
 
 def default_source() -> TemplateSource:
-    """`$PTGEN_TEMPLATES_DIR`, else the source checkout's templates/, else the installed one."""
+    """`$PTGEN_TEMPLATES_DIR`, else ptgen's templates/ (installed, or the source checkout)."""
     override = os.environ.get(TEMPLATES_ENV)
     if override:
         return TemplateSource(Path(override).expanduser())
-    checkout = Path(__file__).resolve().parents[2] / "templates"
-    if (checkout / "project" / "copier.yml").is_file():
-        return TemplateSource(checkout)
-    return TemplateSource(Path(__file__).resolve().parent / "templates")
+    return TemplateSource(templates_dir())
 
 
 def cache_dir() -> Path:
@@ -190,7 +189,14 @@ def _refresh_cache(source: TemplateSource, repo: Path) -> History:
 
 def _fetch_history(repo: Path, built: Path, history: History) -> None:
     try:
-        git(repo, "fetch", "-q", str(built), "refs/tags/*:refs/tags/*", "+refs/heads/dev/*:refs/heads/dev/*")
+        git(
+            repo,
+            "fetch",
+            "-q",
+            str(built),
+            "refs/tags/*:refs/tags/*",
+            "+refs/heads/dev/*:refs/heads/dev/*",
+        )
     except GitError as exc:
         raise TemplateSourceError(
             f"the template cache {repo} holds a different release history ({exc}); "
@@ -218,7 +224,9 @@ def build_history(source: TemplateSource, repo: Path) -> History:
     return History(versions, f"v{versions[-1]}", versions[-1])
 
 
-def _import_releases(source: TemplateSource, repo: Path, releases: list[tuple[str, str]]) -> str | None:
+def _import_releases(
+    source: TemplateSource, repo: Path, releases: list[tuple[str, str]]
+) -> str | None:
     """Put every release into `repo` as a tag `vX.Y.Z`; return the newest release commit."""
     if not releases:
         return None
@@ -414,7 +422,9 @@ def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(prog="python -m ptgen.template_source")
     parser.add_argument("command", choices=["build"], help="build: write templates/project.bundle")
     parser.add_argument("--templates", type=Path, help="templates directory (default: ptgen's)")
-    parser.add_argument("--output", type=Path, help="bundle path (default: templates/project.bundle)")
+    parser.add_argument(
+        "--output", type=Path, help="bundle path (default: templates/project.bundle)"
+    )
     args = parser.parse_args(argv)
     source = TemplateSource(args.templates) if args.templates else default_source()
     try:

@@ -120,7 +120,9 @@ class ReportBase:
             self.from_version,
             self.to_version,
             self.dry_run,
-            changed=tuple(p for p, code in rest.items() if code not in ("??", "A ") and "D" not in code),
+            changed=tuple(
+                p for p, code in rest.items() if code not in ("??", "A ") and "D" not in code
+            ),
             added=tuple(p for p, code in rest.items() if code in ("??", "A ")),
             removed=tuple(p for p, code in rest.items() if "D" in code),
             conflicts=tuple(sorted(conflicts)),

@@ -8,7 +8,7 @@ from typing import Annotated
 import typer
 
 from ptgen.cli import app
-from ptgen.cli._common import info, user_errors
+from ptgen.cli._common import user_errors
 
 
 @app.command("update")
@@ -40,6 +40,6 @@ def update(
     with user_errors():
         report = update_project(project, to_version=to, dry_run=dry_run)
     for line in report.lines():
-        info(line)
+        typer.echo(line)
     if report.conflicts:
         raise typer.Exit(1)
