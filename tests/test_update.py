@@ -128,15 +128,17 @@ def fresh_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 def test_update_brings_template_fix_and_keeps_user_edits(tmp_path, monkeypatch):
     repo = template_repo(tmp_path, monkeypatch)
     project = generate(tmp_path)
+    added = CliRunner().invoke(app, ["add", "model", "mynet", "--project", str(project)])
+    assert added.exit_code == 0, added.output
     pkg = project / "src" / "demo"
     with (pkg / "engine.py").open("a") as f:
         f.write("\n\ndef my_helper() -> int:\n    return 42\n")
     edit(pkg / "models" / "cnn.py", "import", "# my model tweak\nimport")
     edit(project / "configs" / "default.toml", "lr = ", "lr = 0.5  # mine, was ")
-    component, config = (pkg / "models" / "cnn.py").read_bytes(), (
-        project / "configs" / "default.toml"
-    ).read_bytes()
     commit_all(project, "my edits")
+    user_files = ["src/demo/models/cnn.py", "src/demo/models/mynet.py", "configs/default.toml"]
+    user_files += ["tests/test_model_mynet.py"]
+    before = {path: (project / path).read_bytes() for path in user_files}
     release_second_version(repo)
 
     report = update_project(project)
@@ -147,8 +149,7 @@ def test_update_brings_template_fix_and_keeps_user_edits(tmp_path, monkeypatch):
     engine = (pkg / "engine.py").read_text()
     assert engine.startswith(TEMPLATE_FIX) and engine.endswith("    return 42\n")
     assert (pkg / "profiling.py").read_text() == '"""Profiling helpers."""\n'
-    assert (pkg / "models" / "cnn.py").read_bytes() == component
-    assert (project / "configs" / "default.toml").read_bytes() == config
+    assert {path: (project / path).read_bytes() for path in user_files} == before
     assert "_commit: v0.2.0" in (project / ".copier-answers.yml").read_text()
 
 
