@@ -161,9 +161,13 @@ def test_conflicting_edit_is_reported_by_path_with_exit_1(tmp_path, monkeypatch)
     commit_all(project, "my conflicting edit")
     release_second_version(repo)
 
+    dry = CliRunner().invoke(app, ["update", str(project), "--dry-run"])
+    assert "<<<<<<< " not in engine.read_text()
     result = CliRunner().invoke(app, ["update", str(project)])
 
+    assert dry.exit_code == 1 and "1 file(s) would conflict" in dry.output
     assert result.exit_code == 1, result.output
+    assert "conflict src/demo/engine.py" in " ".join(dry.output.split())
     assert "conflict src/demo/engine.py" in " ".join(result.output.split())
     assert "<<<<<<< " in engine.read_text()
     assert (project / "src" / "demo" / "profiling.py").is_file()

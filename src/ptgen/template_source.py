@@ -184,6 +184,8 @@ def _refresh_cache(source: TemplateSource, repo: Path) -> History:
             os.replace(built, repo)
         else:
             _fetch_history(repo, built, history)
+    # Copier walks the .git of its clone of the cache: one pack beats hundreds of objects.
+    git(repo, "repack", "-a", "-d", "-q")
     return history
 
 

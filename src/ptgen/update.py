@@ -74,7 +74,8 @@ class UpdateReport:
 
     def _advice(self) -> str:
         if self.dry_run:
-            return "Dry run: nothing was changed."
+            clash = f" {len(self.conflicts)} file(s) would conflict." if self.conflicts else ""
+            return "Dry run: nothing was changed." + clash
         if self.conflicts:
             return (
                 f"{len(self.conflicts)} conflict(s): resolve the <<<<<<< markers, apply and delete "
