@@ -67,7 +67,9 @@ class UpdateReport:
         return [head, *rows, self._advice()]
 
     def _groups(self) -> list[tuple[str, tuple[str, ...]]]:
-        return [("conflict", self.conflicts), ("changed", self.changed)] + [
+        return [
+            ("conflict", self.conflicts),
+            ("changed", self.changed),
             ("added", self.added),
             ("removed", self.removed),
         ]
@@ -93,41 +95,13 @@ def update_project(
     require_clean_repo(project_dir)
     ref = resolve_template(to_version)
     _require_same_source(answers, ref)
-    old = ReportBase(project_dir, _display_version(answers["_commit"]), ref.version, dry_run)
+    versions = (project_dir, answers["_commit"].removeprefix("v"), ref.version, dry_run)
     if _same_commit(ref, answers["_commit"]):
-        return old.report({}, [])
+        return UpdateReport(*versions)
     if not dry_run:
-        return old.report(*_run_update(project_dir, ref))
+        return UpdateReport(*versions, **_run_update(project_dir, ref))
     with tempfile.TemporaryDirectory(prefix="ptgen-update-") as tmp:
-        return old.report(*_run_update(_clone_project(project_dir, Path(tmp)), ref))
-
-
-@dataclass(frozen=True)
-class ReportBase:
-    """The parts of a report known before the update runs."""
-
-    project: Path
-    from_version: str
-    to_version: str
-    dry_run: bool
-
-    def report(self, status: dict[str, str], marked: list[str]) -> UpdateReport:
-        """Sort `git status` entries (path -> XY code) and files with markers into a report."""
-        conflicts = [p for p, code in status.items() if code in _UNMERGED or p.endswith(".rej")]
-        conflicts += marked
-        rest = {p: code for p, code in status.items() if p not in conflicts}
-        return UpdateReport(
-            self.project,
-            self.from_version,
-            self.to_version,
-            self.dry_run,
-            changed=tuple(
-                p for p, code in rest.items() if code not in ("??", "A ") and "D" not in code
-            ),
-            added=tuple(p for p, code in rest.items() if code in ("??", "A ")),
-            removed=tuple(p for p, code in rest.items() if "D" in code),
-            conflicts=tuple(sorted(conflicts)),
-        )
+        return UpdateReport(*versions, **_run_update(_clone_project(project_dir, Path(tmp)), ref))
 
 
 def read_answers(project_dir: Path) -> dict[str, str]:
@@ -168,10 +142,6 @@ def _require_same_source(answers: dict[str, str], ref: TemplateRef) -> None:
         )
 
 
-def _display_version(commit: str) -> str:
-    return commit.removeprefix("v")
-
-
 def _same_commit(ref: TemplateRef, recorded: str) -> bool:
     cache = Path(ref.src_path).expanduser()
     old = git(cache, "rev-parse", "-q", "--verify", f"{recorded}^{{commit}}", check=False)
@@ -185,8 +155,8 @@ def _clone_project(project_dir: Path, tmp: Path) -> Path:
     return tmp / "clone" / project_dir.relative_to(top)
 
 
-def _run_update(project_dir: Path, ref: TemplateRef) -> tuple[dict[str, str], list[str]]:
-    """Run Copier's update; return `git status` of the result and files left with markers."""
+def _run_update(project_dir: Path, ref: TemplateRef) -> dict[str, tuple[str, ...]]:
+    """Run Copier's update, then sort what it did into the report's file lists."""
     import copier
     from copier.errors import CopierError
 
@@ -203,8 +173,22 @@ def _run_update(project_dir: Path, ref: TemplateRef) -> tuple[dict[str, str], li
         )
     except CopierError as exc:
         raise UpdateFailed(f"copier update failed: {exc}") from None
-    status = _status(project_dir)
-    return status, _files_with_markers(project_dir, status)
+    return _classify(_status(project_dir), project_dir)
+
+
+def _classify(status: dict[str, str], project_dir: Path) -> dict[str, tuple[str, ...]]:
+    """Split `git status` (path -> XY code) into conflicts, changed, added and removed."""
+    conflicts = {p for p, code in status.items() if code in _UNMERGED or p.endswith(".rej")}
+    conflicts |= set(_files_with_markers(project_dir, status))
+    added = tuple(p for p, code in status.items() if code in ("??", "A ") and p not in conflicts)
+    removed = tuple(p for p, code in status.items() if "D" in code and p not in conflicts)
+    changed = tuple(p for p in status if p not in conflicts.union(added, removed))
+    return {
+        "conflicts": tuple(sorted(conflicts)),
+        "changed": changed,
+        "added": added,
+        "removed": removed,
+    }
 
 
 def _status(project_dir: Path) -> dict[str, str]:
