@@ -21,6 +21,7 @@ from ptgen.template_source import (
     UnknownVersion,
     build_bundle,
     cache_repo,
+    default_source,
     resolve_template,
 )
 
@@ -76,7 +77,7 @@ def two_releases(tmp_path: Path) -> TemplateSource:
 
 
 def tags(repo: Path) -> dict[str, str]:
-    out = run_git(repo, "show-ref", "--tags", "--dereference")
+    out = run_git(repo, "show-ref", "--tags", "--dereference") if run_git(repo, "tag") else ""
     return {
         ref.removeprefix("refs/tags/"): sha
         for sha, ref in (line.split() for line in out.splitlines())
@@ -188,6 +189,7 @@ def test_concurrent_processes_share_one_cache(tmp_path, monkeypatch):
 
 
 def test_ptgen_own_template_works_in_dev_mode_with_a_portable_path(tmp_path):
+    released = [f"v{version}" for version, _ in default_source().releases()]
     ref = resolve_template()  # ptgen's templates/, from this checkout
 
     copier.run_copy(
@@ -205,3 +207,7 @@ def test_ptgen_own_template_works_in_dev_mode_with_a_portable_path(tmp_path):
     resolve = [f"{name}^{{commit}}" for name in (commit, ref.vcs_ref)]
     assert len(set(run_git(cache_repo(), "rev-parse", *resolve).split())) == 1
     assert str(tmp_path) not in answers
+    assert sorted(tags(cache_repo())) == sorted(released)
+    if released:  # shallow clones (CI) and wheels read releases from the committed bundle
+        heads = run_git(tmp_path, "bundle", "list-heads", str(default_source().bundle))
+        assert {f"refs/tags/{tag}" for tag in released} <= set(heads.split())

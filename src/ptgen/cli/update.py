@@ -14,7 +14,7 @@ from ptgen.cli._common import user_errors
 @app.command("update")
 def update(
     project: Annotated[
-        Path, typer.Argument(help="Project directory (default: the current directory).")
+        Path, typer.Argument(metavar="DIR", help="Project directory (default: the current one).")
     ] = Path("."),
     dry_run: Annotated[
         bool, typer.Option("--dry-run", help="Show what would change; change nothing.")
