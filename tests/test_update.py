@@ -241,3 +241,17 @@ def test_plain_copier_update_works_offline_from_the_cache(tmp_path, monkeypatch)
     assert proc.returncode == 0, proc.stderr
     assert (project / "src" / "demo" / "engine.py").read_text().startswith(TEMPLATE_FIX)
     assert "_commit: v0.2.0" in (project / ".copier-answers.yml").read_text()
+
+
+def test_downgrade_and_non_git_project_are_clear_errors(tmp_path, monkeypatch):
+    repo = template_repo(tmp_path, monkeypatch, TINY_TEMPLATE)
+    release_second_version(repo)
+    project = generate_tiny(tmp_path)
+    copied = shutil.copytree(project, tmp_path / "no-git", ignore=shutil.ignore_patterns(".git"))
+
+    downgrade = CliRunner().invoke(app, ["update", str(project), "--to", "0.1.0"])
+    no_git = CliRunner().invoke(app, ["update", str(copied)])
+
+    assert downgrade.exit_code == 1 and "downgrading from 0.2.0 to 0.1.0" in downgrade.output
+    assert no_git.exit_code == 1 and "is not in a git repository" in no_git.output
+    assert run_git(project, "status", "--porcelain") == ""
