@@ -308,8 +308,9 @@ def _extract(top: Path, treeish: str, dest: Path) -> None:
     proc = subprocess.run(["git", "archive", "--format=tar", treeish], cwd=top, capture_output=True)
     if proc.returncode != 0:
         raise GitError(f"git archive {treeish} failed: {proc.stderr.decode().strip()}")
+    safe = {"filter": "data"} if hasattr(tarfile, "data_filter") else {}  # Python < 3.10.12
     with tarfile.open(fileobj=io.BytesIO(proc.stdout)) as tar:
-        tar.extractall(dest, filter="data")
+        tar.extractall(dest, **safe)
 
 
 def _clear_worktree(repo: Path) -> None:
