@@ -178,3 +178,10 @@ def test_generation_is_deterministic(tmp_path: Path) -> None:
     b = tree_snapshot(generate(tmp_path / "b", name="demo"))
     strip = {k: v for k, v in a.items() if not k.startswith(".git/")}
     assert strip == {k: v for k, v in b.items() if not k.startswith(".git/")}
+
+
+def test_generated_project_is_ptgen_lint_clean(default_project: Path) -> None:
+    from ptgen.lint import lint_paths
+
+    findings = lint_paths([default_project])
+    assert findings == [], [f"{f.path}:{f.line} {f.code} {f.message}" for f in findings]
