@@ -34,7 +34,7 @@ def generate_project(parent: Path, **options: Any) -> Path:
 def import_project(project: Path) -> dict[str, ModuleType]:
     """The generated package's modules, imported from its src/ (one project per process)."""
     sys.path.insert(0, str(project / "src"))
-    names = ("config", "data", "engine", "models", "monitor", "runtime", "train")
+    names = ("checkpoint", "config", "data", "engine", "models", "monitor", "runtime", "train")
     return {name: importlib.import_module(f"{PACKAGE}.{name}") for name in names}
 
 

@@ -8,10 +8,14 @@ Memory method: one training step (forward, backward, optimizer step) of each mod
 runs under `torch.profiler.profile(profile_memory=True, record_shapes=True,
 with_stack=True)`; the profiler's memory timeline (`export_memory_timeline`, JSON)
 classifies every CPU allocation (parameter, gradient, optimizer state, input,
-activation, temporary, autograd detail). "Activation memory" is the peak over the
-step of activations + temporaries + autograd details + unclassified bytes, i.e. all
-but parameters, gradients, optimizer state and inputs. The peak of all categories
-together is reported too.
+activation, temporary, autograd detail, unclassified). Three peaks over the step:
+
+- activations: tensors saved for backward, categories ACTIVATION + AUTOGRAD_DETAIL
+  (the second holds what checkpointing recomputes in backward);
+- + temporaries: also TEMPORARY and unclassified bytes (the gradients of activations
+  that backward creates and frees), i.e. everything but parameters, gradients,
+  optimizer state and inputs;
+- total: every category.
 
 Step time: the project's `engine.train_step`, plain and checkpointed interleaved,
 `--repeats` rounds of `--steps` steps, medians (wall and process CPU time).
@@ -23,6 +27,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 import tempfile
 import time
 import warnings
@@ -31,6 +36,7 @@ from typing import Any
 
 import torch
 from _common import (
+    PACKAGE,
     generate_project,
     import_project,
     interleaved,
@@ -51,7 +57,8 @@ CATEGORIES = (
     "autograd_detail",
     "unknown",
 )
-NOT_ACTIVATION = {"parameter", "optimizer_state", "input", "gradient"}
+SAVED = {"activation", "autograd_detail"}
+STATE = {"parameter", "optimizer_state", "input", "gradient"}
 
 
 def build(mods: dict[str, Any], args: argparse.Namespace, checkpointing: bool) -> Any:
@@ -62,6 +69,7 @@ def build(mods: dict[str, Any], args: argparse.Namespace, checkpointing: bool) -
         "model.dropout=0.0",  # identical outputs without matching dropout masks
         f"model.grad_checkpointing={str(checkpointing).lower()}",
         f"train.batch_size={args.batch_size}",
+        *args.set,
     ]
     config = mods["config"].load_config(None, overrides)
     torch.manual_seed(0)
@@ -94,18 +102,26 @@ def memory_profile(step: Any, batch: dict[str, torch.Tensor], tmp: Path) -> dict
         prof.export_memory_timeline(str(path), device="cpu")
     _, sizes = json.loads(path.read_text())
     per_category = [dict(zip(CATEGORIES, row[1:], strict=True)) for row in sizes]
-    activation = max(sum(v for k, v in r.items() if k not in NOT_ACTIVATION) for r in per_category)
+    saved = max(sum(v for k, v in r.items() if k in SAVED) for r in per_category)
+    transient = max(sum(v for k, v in r.items() if k not in STATE) for r in per_category)
     total = max(sum(r.values()) for r in per_category)
-    return {"activation_mib": activation / 2**20, "total_mib": total / 2**20}
+    return {
+        "activation_mib": saved / 2**20,
+        "activation_temporary_mib": transient / 2**20,
+        "total_mib": total / 2**20,
+    }
 
 
-def gradient_difference(plain: torch.nn.Module, ckpt: torch.nn.Module, batch: dict) -> float:
+def gradient_difference(
+    mods: dict[str, Any], task: str, plain: torch.nn.Module, ckpt: torch.nn.Module, batch: dict
+) -> float:
     """Largest |grad difference| relative to the largest |grad|, same weights and batch."""
     ckpt.load_state_dict(plain.state_dict())
     for model in (plain, ckpt):
         model.train()
         model.zero_grad(set_to_none=True)
-        torch.nn.functional.cross_entropy(model(batch["inputs"]), batch["targets"]).backward()
+        outputs = model(**mods["engine"].model_inputs(batch))
+        sys.modules[f"{PACKAGE}.tasks"].loss_fn(task, outputs, batch["targets"]).backward()
     pairs = list(zip(plain.parameters(), ckpt.parameters(), strict=True))
     diff = max((p.grad - q.grad).abs().max().item() for p, q in pairs)
     scale = max(p.grad.abs().max().item() for p, _ in pairs)
@@ -121,10 +137,13 @@ def timed_steps(step: Any, batch: dict, steps: int) -> tuple[float, float]:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--model", default="cnn", help="model kind (ptgen list)")
+    parser.add_argument("--task", default="image-classification")
     parser.add_argument("--depth", type=int, default=5)
     parser.add_argument("--width", type=int, default=32)
     parser.add_argument("--image-size", type=int, default=64)
     parser.add_argument("--batch-size", type=int, default=32)
+    parser.add_argument("--set", action="append", default=[], help="extra KEY=VALUE override")
     parser.add_argument("--steps", type=int, default=3, help="steps per timed round")
     parser.add_argument("--repeats", type=int, default=7)
     parser.add_argument("--threads", type=int, default=1)
@@ -132,7 +151,7 @@ def main() -> None:
     args = parser.parse_args()
     torch.set_num_threads(args.threads)
     with tempfile.TemporaryDirectory(prefix="bench-gc-") as tmp:
-        mods = import_project(generate_project(Path(tmp)))
+        mods = import_project(generate_project(Path(tmp), task=args.task, model=args.model))
         config, bundle, plain = build(mods, args, checkpointing=False)
         _, _, ckpt = build(mods, args, checkpointing=True)
         ckpt.load_state_dict(plain.state_dict())
@@ -140,7 +159,7 @@ def main() -> None:
             bundle, config, mods["runtime"].DistInfo(), torch.device("cpu")
         )
         batch = next(iter(loader))
-        grad_diff = gradient_difference(plain, ckpt, batch)
+        grad_diff = gradient_difference(mods, config.task, plain, ckpt, batch)
         steps = {
             "plain": make_step(mods, config, plain),
             "checkpointed": make_step(mods, config, ckpt),
@@ -159,19 +178,28 @@ def report(args: Any, memory: dict, times: dict, grad_diff: float, model: Any) -
     }
     params = sum(p.numel() for p in model.parameters())
     print(
-        f"\nCNN depth {args.depth}, width {args.width}, {args.image_size}x{args.image_size} "
-        f"images, batch {args.batch_size}, {params:,} parameters, {args.threads} thread(s)\n"
+        f"\n{args.model} depth {args.depth}, width {args.width}, "
+        f"{args.image_size}x{args.image_size} images, batch {args.batch_size}, "
+        f"{params:,} parameters, {args.threads} thread(s)\n"
     )
-    rows = [
-        [n, memory[n]["activation_mib"], memory[n]["total_mib"], ms["wall"][n], ms["cpu"][n]]
-        for n in memory
+    keys = ("activation_mib", "activation_temporary_mib", "total_mib")
+    rows = [[n, *[memory[n][k] for k in keys], ms["wall"][n], ms["cpu"][n]] for n in memory]
+    headers = [
+        "model",
+        "activations MiB",
+        "+ temporaries MiB",
+        "total MiB",
+        "wall ms/step",
+        "CPU ms/step",
     ]
-    headers = ["model", "activation MiB", "total MiB", "wall ms/step", "CPU ms/step"]
     print_table(headers, rows)
-    saving = 1 - memory["checkpointed"]["activation_mib"] / memory["plain"]["activation_mib"]
+    cut = {k: 1 - memory["checkpointed"][k] / memory["plain"][k] for k in keys}
+    saving = cut["activation_mib"]
     slowdown = {c: ms[c]["checkpointed"] / ms[c]["plain"] for c in ms}
     print(
-        f"\nactivation memory cut by {saving:.1%}; step time x{slowdown['wall']:.2f} (wall), "
+        f"\npeak cut: activations {saving:.1%}, with temporaries "
+        f"{cut['activation_temporary_mib']:.1%}, total {cut['total_mib']:.1%}; "
+        f"step time x{slowdown['wall']:.2f} (wall), "
         f"x{slowdown['cpu']:.2f} (CPU time); max relative gradient difference {grad_diff:.2e}"
     )
     write_json(
@@ -181,7 +209,7 @@ def report(args: Any, memory: dict, times: dict, grad_diff: float, model: Any) -
             "settings": {**vars(args), "json": str(args.json), "parameters": params},
             "machine": machine(),
             "memory_mib": memory,
-            "activation_saving": saving,
+            "peak_cut": cut,
             "step_ms_median": ms,
             "step_time_ratio": slowdown,
             "step_times_s": times,
