@@ -34,7 +34,7 @@ def root(
 
 def _register() -> None:
     # Command modules import only typer and ptgen's light modules at import time.
-    from ptgen.cli import add, list, new, smoke  # noqa: F401  (commands register themselves)
+    from ptgen.cli import add, lint, list, new, smoke, update  # noqa: F401  (commands register themselves)
 
 
 _register()

@@ -6,6 +6,7 @@ import os
 import random
 import re
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -132,7 +133,9 @@ def prune_step_checkpoints(out_dir: Path, keep_last: int) -> None:
         old.unlink(missing_ok=True)
 
 
-def find_resume_checkpoint(out_dir: Path, warn: Any = print) -> tuple[Path, dict[str, Any]] | None:
+def find_resume_checkpoint(
+    out_dir: Path, warn: Callable[[str], object] = print
+) -> tuple[Path, dict[str, Any]] | None:
     """The newest checkpoint in out_dir that loads; damaged ones are skipped with a warning."""
     candidates = [p for p in [out_dir / "last.pt", *step_checkpoints(out_dir)] if p.exists()]
     loaded = []
@@ -190,3 +193,22 @@ def restore_training(
     except (KeyError, ValueError, RuntimeError, TypeError) as exc:
         raise CheckpointError(f"{path}: training state does not fit this run ({exc})") from exc
     return {k: checkpoint[k] for k in ("epoch", "step", "batch_in_epoch", "best_metric")}
+
+
+def resolve_resume(
+    choice: str, out_dir: Path, is_main: bool = True
+) -> tuple[Path, dict[str, Any]] | None:
+    """train.resume: "" fresh (refuses to clobber a run), auto (newest valid), or a path."""
+    if choice == "":
+        if (out_dir / "last.pt").exists():
+            raise CheckpointError(
+                f"{out_dir} already holds a run; continue it with --set train.resume=auto "
+                "or choose another --set train.out_dir=..."
+            )
+        return None
+    if choice == "auto":
+        found = find_resume_checkpoint(out_dir, warn=print if is_main else lambda _: None)
+        if found is None and is_main:
+            print(f"no checkpoint in {out_dir}; starting a fresh run")
+        return found
+    return Path(choice), load_checkpoint(choice)

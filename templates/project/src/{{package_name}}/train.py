@@ -4,18 +4,20 @@ from __future__ import annotations
 
 import functools
 import math
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import torch
 from torch import nn
+from torch.utils.data import DataLoader
 
 from . import checkpoint as ckpt
-from .config import Config, ConfigError, config_from_dict, load_config, to_toml
-from .data import build_data, build_loaders
+from .config import Config, config_from_dict, load_config
+from .data import DataBundle, ResumableSampler, build_data, build_loaders
 from .engine import StepSettings, TrainState, evaluate, train_one_epoch
 from .models import build_model, unwrap
-from .monitor import LossWindow, MetricsFile, format_metrics, progress
+from .monitor import Reporter, progress
 from .runtime import (
     DistInfo,
     amp_dtype,
@@ -32,135 +34,125 @@ from .tasks import best_metric
 def fit(config: Config) -> dict[str, Any]:
     """Train as configured (single process, or every rank under torchrun)."""
     with distributed(config.train.device) as (info, device):
-        return _fit(config, info, device)
+        run = build_run(config, info, device)
+        return train_epochs(run)
 
 
-def _fit(config: Config, info: DistInfo, device: torch.device) -> dict[str, Any]:
+@dataclass
+class Run:
+    """Everything a training run is made of, built once by `build_run`."""
+
+    config: Config
+    info: DistInfo
+    out_dir: Path
+    bundle: DataBundle
+    model: nn.Module  # the plain module: what checkpoints hold
+    train_model: nn.Module  # the same module, wrapped by DDP / torch.compile as configured
+    optimizer: torch.optim.Optimizer
+    scheduler: torch.optim.lr_scheduler.LRScheduler
+    scaler: torch.amp.GradScaler
+    loaders: tuple[DataLoader, DataLoader]
+    sampler: ResumableSampler
+    settings: StepSettings
+    state: TrainState
+    resumed: bool
+
+    def save(self, name: str) -> None:
+        """Checkpoint from rank 0; every rank waits so none runs ahead of it."""
+        if self.info.is_main:
+            payload = ckpt.training_payload(
+                self.model,
+                self.optimizer,
+                self.scheduler,
+                self.scaler,
+                self.state,
+                self.config.to_dict(),
+                self.bundle.state,
+            )
+            ckpt.save_checkpoint(self.out_dir / name, payload)
+        barrier(self.info)
+
+
+def build_run(config: Config, info: DistInfo, device: torch.device) -> Run:
     out_dir = Path(config.train.out_dir)
-    resume = resolve_resume(config, out_dir, info)
+    resume = ckpt.resolve_resume(config.train.resume, out_dir, info.is_main)
     set_seed(config.train.seed, config.train.deterministic)
-
-    data_state = resume[1].get("data_state") if resume else None
-    bundle = build_data(config.data, config.train.seed, data_state)
+    bundle = build_data(
+        config.data, config.train.seed, resume[1].get("data_state") if resume else None
+    )
     model = build_model(config.model, bundle.spec).to(device)  # moved once, before the loop
     train_loader, val_loader, sampler = build_loaders(bundle, config, info, device)
     optimizer = torch.optim.AdamW(
         model.parameters(), lr=config.train.lr, weight_decay=config.train.weight_decay
     )
-    scheduler = warmup_cosine(
-        optimizer, config.train.warmup_steps, config.train.epochs * len(train_loader)
-    )
+    total_steps = config.train.epochs * len(train_loader)
+    scheduler = warmup_cosine(optimizer, config.train.warmup_steps, total_steps)
     dtype = amp_dtype(device, config.train.amp_dtype)
     scaler = make_grad_scaler(device, config.train.amp, dtype)
-
     state = TrainState()
-    if resume:
+    if resume:  # after everything is built, so restored RNG states are not disturbed
+        path, checkpoint = resume
         position = ckpt.restore_training(
-            resume[1], resume[0], model, optimizer, scheduler, scaler, config.to_dict()
+            checkpoint, path, model, optimizer, scheduler, scaler, config.to_dict()
         )
         state = TrainState(**position)
         if info.is_main:
-            print(f"resuming from {resume[0]} at epoch {state.epoch + 1}, step {state.step}")
-
+            print(f"resuming from {path} at epoch {state.epoch + 1}, step {state.step}")
+    autocast_ctx = functools.partial(autocast, device, config.train.amp, dtype)
+    settings = StepSettings(config.task, device, autocast_ctx, config.train.grad_clip)
     train_model = prepare_model(model, config, info, device)
-    settings = StepSettings(
-        config.task,
-        device,
-        functools.partial(autocast, device, config.train.amp, dtype),
-        config.train.grad_clip,
+    return Run(
+        config,
+        info,
+        out_dir,
+        bundle,
+        model,
+        train_model,
+        optimizer,
+        scheduler,
+        scaler,
+        (train_loader, val_loader),
+        sampler,
+        settings,
+        state,
+        resume is not None,
     )
-    if info.is_main:
-        out_dir.mkdir(parents=True, exist_ok=True)
-        (out_dir / "config.toml").write_text(to_toml(config), encoding="utf-8")
-    metrics = MetricsFile(out_dir / "metrics.csv", state.step if resume else None, info.is_main)
-    window = LossWindow(device)
-    metric_name, _ = best_metric(config.task)
 
-    def save(name: str) -> None:
-        if info.is_main:
-            payload = ckpt.training_payload(
-                model, optimizer, scheduler, scaler, state, config.to_dict(), bundle.state
-            )
-            ckpt.save_checkpoint(out_dir / name, payload)
-        barrier(info)  # no rank runs ahead of a checkpoint
 
-    def log() -> None:
-        values = window.flush(config.train.batch_size * info.world_size, config.train.on_nonfinite)
-        if values:
-            metrics.write(
-                step=state.step,
-                epoch=state.epoch + 1,
-                split="train",
-                lr=scheduler.get_last_lr()[0],
-                **values,
-            )
-            if hasattr(batches, "set_postfix"):
-                batches.set_postfix(
-                    loss=f"{values['loss']:.4f}", samples_s=f"{values['samples_per_sec']:.0f}"
-                )
-
-    def after_step(loss: torch.Tensor) -> bool:
-        window.add(loss, state.step)
-        done = 0 < config.train.max_steps <= state.step
-        every = config.train.checkpoint_every
-        if state.step % config.train.log_every == 0 or done or (every and state.step % every == 0):
-            log()  # also checks the losses are finite before anything is saved
-        if every and state.step % every == 0 and not done:
-            save("last.pt")
-            save(f"step-{state.step:08d}.pt")
-            if info.is_main:
-                ckpt.prune_step_checkpoints(out_dir, config.train.keep_last)
-        return done
-
+def train_epochs(run: Run) -> dict[str, Any]:
+    """The epoch loop: train, evaluate, keep best.pt and last.pt, stop at max_steps."""
+    config, state, info = run.config, run.state, run.info
+    train_loader, val_loader = run.loaders
+    reporter = Reporter(run)
     result: dict[str, Any] = {}
     while state.epoch < config.train.epochs:
-        sampler.set_epoch(state.epoch, skip=state.batch_in_epoch * config.train.batch_size)
-        batches = progress(
-            train_loader,
-            len(train_loader),
-            f"epoch {state.epoch + 1}/{config.train.epochs}",
-            info.is_main,
-        )
+        run.sampler.set_epoch(state.epoch, skip=state.batch_in_epoch * config.train.batch_size)
+        desc = f"epoch {state.epoch + 1}/{config.train.epochs}"
+        reporter.bar = progress(train_loader, len(train_loader), desc, info.is_main)
         stopped = train_one_epoch(
-            train_model, batches, optimizer, scheduler, scaler, settings, state, after_step
+            run.train_model,
+            reporter.bar,
+            run.optimizer,
+            run.scheduler,
+            run.scaler,
+            run.settings,
+            state,
+            reporter.after_step,
         )
-        log()
-        result = evaluate(unwrap(train_model), val_loader, settings, info)
-        metrics.write(step=state.step, epoch=state.epoch + 1, split="val", **result)
-        if info.is_main:
-            print(
-                f"epoch {state.epoch + 1}/{config.train.epochs} step {state.step}: "
-                f"{format_metrics(result)}"
-            )
+        reporter.log()
+        result = evaluate(unwrap(run.train_model), val_loader, run.settings, info)
+        reporter.epoch_end(result)
         if not stopped:
             state.epoch, state.batch_in_epoch = state.epoch + 1, 0
+        metric_name, _ = best_metric(config.task)
         if is_better(result[metric_name], state.best_metric, config.task):
             state.best_metric = result[metric_name]
-            save("best.pt")
-        save("last.pt")
+            run.save("best.pt")
+        run.save("last.pt")
         if stopped:
             break
+    reporter.profiler.stop()
     return {**result, "step": state.step, "epoch": state.epoch}
-
-
-def resolve_resume(
-    config: Config, out_dir: Path, info: DistInfo
-) -> tuple[Path, dict[str, Any]] | None:
-    """train.resume: "" fresh (refuses to clobber a run), auto (newest valid), or a path."""
-    choice = config.train.resume
-    if choice == "":
-        if (out_dir / "last.pt").exists():
-            raise ConfigError(
-                f"{out_dir} already holds a run; continue it with --set train.resume=auto "
-                "or choose another --set train.out_dir=..."
-            )
-        return None
-    if choice == "auto":
-        found = ckpt.find_resume_checkpoint(out_dir)
-        if found is None and info.is_main:
-            print(f"no checkpoint in {out_dir}; starting a fresh run")
-        return found
-    return Path(choice), ckpt.load_checkpoint(choice)
 
 
 def warmup_cosine(

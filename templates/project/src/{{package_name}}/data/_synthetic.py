@@ -41,14 +41,23 @@ def _split_sizes(cfg: DataConfig) -> tuple[int, int]:
 
 
 def _images(cfg: DataConfig, gen: torch.Generator) -> DataBundle:
-    """Each class is a fixed random pattern; samples are that pattern plus noise."""
+    """Each class is a colour tint plus a grating of its own orientation and frequency,
+    at a random phase (so position does not matter), under heavy pixel noise."""
     size, classes = cfg.image_size, cfg.num_classes
-    prototypes = torch.randn(classes, 3, size, size, generator=gen)  # (K, 3, H, W)
+    angles = torch.arange(classes) * torch.pi / classes  # (K,)
+    freqs = 2.0 + (torch.arange(classes) % 3).float()  # (K,) cycles per image
+    tints = 0.5 * torch.randn(classes, 3, 1, 1, generator=gen)  # (K, 3, 1, 1)
+    coords = torch.linspace(0, 1, size)  # (S,)
+    ys, xs = torch.meshgrid(coords, coords, indexing="ij")  # (S, S) each
 
     def split(n: int) -> TensorDictDataset:
         labels = torch.randint(0, classes, (n,), generator=gen)  # (N,)
-        noise = torch.randn(n, 3, size, size, generator=gen)  # (N, 3, H, W)
-        return TensorDictDataset(prototypes[labels] + 1.5 * noise, labels)
+        phase = 2 * torch.pi * torch.rand(n, 1, 1, generator=gen)  # (N, 1, 1)
+        a, f = angles[labels].view(n, 1, 1), freqs[labels].view(n, 1, 1)  # (N, 1, 1)
+        wave = torch.sin(2 * torch.pi * f * (xs * a.cos() + ys * a.sin()) + phase)  # (N, S, S)
+        noise = torch.randn(n, 3, size, size, generator=gen)  # (N, 3, S, S)
+        images = wave.unsqueeze(1) + tints[labels] + noise  # (N, 3, S, S)
+        return TensorDictDataset(images, labels)
 
     train, val = (split(n) for n in _split_sizes(cfg))
     spec = DataSpec("image-classification", classes, in_channels=3, image_size=size)

@@ -1,0 +1,122 @@
+"""`ptgen lint`: report (and optionally fix) PyTorch anti-patterns."""
+
+from __future__ import annotations
+
+import difflib
+from enum import Enum
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from ptgen.cli import app
+from ptgen.errors import PtgenError
+
+
+class OutputFormat(str, Enum):
+    text = "text"
+    json = "json"
+    sarif = "sarif"
+    github = "github"
+
+
+class FailOn(str, Enum):
+    info = "info"
+    warning = "warning"
+    error = "error"
+
+
+def _codes(values: list[str] | None) -> list[str] | None:
+    if values is None:
+        return None
+    return [code for value in values for code in value.split(",") if code.strip()]
+
+
+@app.command("lint")
+def lint(
+    paths: Annotated[
+        list[Path] | None,
+        typer.Argument(help="Files or directories to lint (default: the current directory)."),
+    ] = None,
+    select: Annotated[
+        list[str] | None,
+        typer.Option(help="Only these codes or prefixes, comma-separated (e.g. PGN1,PGN402)."),
+    ] = None,
+    ignore: Annotated[
+        list[str] | None, typer.Option(help="Skip these codes or prefixes, comma-separated.")
+    ] = None,
+    output_format: Annotated[
+        OutputFormat, typer.Option("--output-format", help="How findings are printed.")
+    ] = OutputFormat.text,
+    fix: Annotated[bool, typer.Option("--fix", help="Apply safe fixes in place.")] = False,
+    unsafe_fixes: Annotated[
+        bool, typer.Option("--unsafe-fixes", help="Also apply fixes that may change behaviour.")
+    ] = False,
+    diff: Annotated[
+        bool, typer.Option("--diff", help="Print the fixes as a unified diff; write nothing.")
+    ] = False,
+    fail_on: Annotated[
+        FailOn | None,
+        typer.Option(help="Exit 1 only for findings of this severity or above [default: info]."),
+    ] = None,
+    exit_zero: Annotated[
+        bool, typer.Option("--exit-zero", help="Exit 0 even when there are findings.")
+    ] = False,
+    target_torch: Annotated[
+        str | None,
+        typer.Option(help="torch version the code runs on, e.g. 2.4 [default: installed torch]."),
+    ] = None,
+) -> None:
+    """Find the pytorch-patterns anti-patterns in PyTorch code.
+
+    Example: ptgen lint src/ --ignore PGN5 --output-format github
+
+    Exit codes: 0 clean, 1 findings at or above --fail-on, 2 usage or internal error.
+    """
+    from ptgen.lint import LintUsageError, lint_paths, load_config
+    from ptgen.lint.reporters import REPORTERS
+
+    targets = paths or [Path(".")]
+    try:
+        config = load_config(
+            targets[0], _codes(select), _codes(ignore), target_torch, fail_on and fail_on.value
+        )
+        if fix or diff:
+            _apply_fixes(targets, config, unsafe_fixes, diff)
+        findings = lint_paths(targets, config=config)
+        if output_format in (OutputFormat.json, OutputFormat.sarif):
+            _fill_edits(findings)
+    except LintUsageError as exc:
+        typer.secho(f"error: {exc}", fg=typer.colors.RED, err=True)
+        raise typer.Exit(2) from None
+    except (PtgenError, OSError, RecursionError) as exc:
+        typer.secho(f"error: internal: {exc}", fg=typer.colors.RED, err=True)
+        raise typer.Exit(2) from None
+    report = REPORTERS[output_format.value](findings, unsafe_fixes)
+    if report:
+        typer.echo(report)
+    failing = any(f.severity >= config.fail_on for f in findings)
+    raise typer.Exit(1 if failing and not exit_zero and not diff else 0)
+
+
+def _apply_fixes(targets: list[Path], config: object, unsafe: bool, diff: bool) -> None:
+    from ptgen.lint import fix_paths
+
+    results = fix_paths(targets, unsafe=unsafe, write=not diff, config=config)  # type: ignore[arg-type]
+    for result in results:
+        if diff:
+            name = str(result.path)
+            lines = difflib.unified_diff(
+                result.original.splitlines(True), result.fixed.splitlines(True), name, name
+            )
+            typer.echo("".join(lines), nl=False)
+    count = sum(len(r.applied) for r in results)
+    verb = "Would fix" if diff else "Fixed"
+    typer.echo(f"{verb} {count} finding{'s' * (count != 1)}.", err=True)
+
+
+def _fill_edits(findings: list) -> None:
+    if any(f.fix is not None for f in findings):
+        from ptgen.lint.fixes import fill_edits
+
+        fill_edits(findings)

@@ -1,0 +1,104 @@
+"""Lint settings: CLI options over `[tool.ptgen.lint]` of the nearest pyproject.toml."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from importlib import metadata
+from pathlib import Path
+from typing import Any
+
+from ptgen.errors import PtgenError
+from ptgen.lint.model import Severity
+from ptgen.lint.registry import RULES
+
+UNKNOWN_TORCH = (2, 0)  # when torch is not installed: assume the oldest 2.x, flag more
+
+
+class LintUsageError(PtgenError):
+    """Bad lint options or configuration (exit code 2)."""
+
+
+@dataclass
+class LintConfig:
+    select: list[str] | None = None  # None: every rule
+    ignore: list[str] = field(default_factory=list)
+    target_torch: tuple[int, int] = UNKNOWN_TORCH
+    fail_on: Severity = Severity.INFO
+
+    def selects(self, code: str) -> bool:
+        """The most specific matching prefix wins; `ignore` wins a tie."""
+        chosen = -1 if self.select else 0
+        for prefix in self.select or []:
+            if prefix == "ALL" or code.startswith(prefix):
+                chosen = max(chosen, 0 if prefix == "ALL" else len(prefix))
+        dropped = max((len(p) for p in self.ignore if code.startswith(p) or p == "ALL"), default=-1)
+        return chosen >= 0 and chosen > dropped
+
+
+def parse_version(text: str) -> tuple[int, int]:
+    match = re.match(r"^\s*(\d+)\.(\d+)", text)
+    if not match:
+        raise LintUsageError(f"not a torch version: {text!r} (expected e.g. 2.4)")
+    return int(match.group(1)), int(match.group(2))
+
+
+def installed_torch() -> tuple[int, int]:
+    """The installed torch's version from its metadata; torch itself is never imported."""
+    try:
+        return parse_version(metadata.version("torch"))
+    except metadata.PackageNotFoundError:
+        return UNKNOWN_TORCH
+
+
+def check_codes(prefixes: list[str]) -> list[str]:
+    upper = [p.strip().upper() for p in prefixes if p.strip()]
+    for prefix in upper:
+        if prefix != "ALL" and not any(code.startswith(prefix) for code in RULES):
+            raise LintUsageError(f"{prefix!r} matches no lint rule (codes are PGN001..PGN5xx)")
+    return upper
+
+
+def find_pyproject(start: Path) -> Path | None:
+    here = start.resolve()
+    for folder in [here, *here.parents] if here.is_dir() else here.parents:
+        if (folder / "pyproject.toml").is_file():
+            return folder / "pyproject.toml"
+    return None
+
+
+def read_table(pyproject: Path | None) -> dict[str, Any]:
+    if pyproject is None:
+        return {}
+    try:
+        import tomllib
+    except ModuleNotFoundError:  # Python 3.10 without tomllib: configuration is skipped
+        return {}
+    try:
+        data = tomllib.loads(pyproject.read_text(encoding="utf-8"))
+    except (OSError, tomllib.TOMLDecodeError) as exc:
+        raise LintUsageError(f"{pyproject}: cannot read [tool.ptgen.lint] ({exc})") from exc
+    return data.get("tool", {}).get("ptgen", {}).get("lint", {})
+
+
+def load_config(
+    start: Path,
+    select: list[str] | None = None,
+    ignore: list[str] | None = None,
+    target_torch: str | None = None,
+    fail_on: str | None = None,
+) -> LintConfig:
+    """Options given here win over the file (`ignore` adds to it); the file over defaults."""
+    table = read_table(find_pyproject(start))
+    chosen_select = select if select is not None else table.get("select")
+    version = target_torch or table.get("target-torch")
+    try:
+        severity = Severity.parse(fail_on or table.get("fail-on", "info"))
+    except ValueError as exc:
+        raise LintUsageError(str(exc)) from None
+    return LintConfig(
+        select=check_codes(chosen_select) if chosen_select is not None else None,
+        ignore=check_codes([*table.get("ignore", []), *(ignore or [])]),
+        target_torch=parse_version(str(version)) if version else installed_torch(),
+        fail_on=severity,
+    )

@@ -1,0 +1,205 @@
+"""Fixes, written with LibCST so formatting and comments survive.
+
+Each fix rewrites exactly the node its finding points at (matched by position).
+This module is the only one that imports LibCST, so linting alone never pays for it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import libcst as cst
+from libcst.metadata import MetadataWrapper, PositionProvider
+
+from ptgen.lint.config import LintConfig
+from ptgen.lint.engine import lint_file
+from ptgen.lint.model import Edit, Finding
+from ptgen.lint.registry import RULES
+
+Span = tuple[int, int, int, int]
+BINARY_FOR = {
+    cst.AddAssign: cst.Add,
+    cst.SubtractAssign: cst.Subtract,
+    cst.MultiplyAssign: cst.Multiply,
+    cst.DivideAssign: cst.Divide,
+}
+PRECEDENCE = {cst.Add: 1, cst.Subtract: 1, cst.Multiply: 2, cst.Divide: 2, cst.FloorDivide: 2}
+PRECEDENCE.update({cst.Modulo: 2, cst.MatrixMultiply: 2, cst.Power: 3})
+LOOSE = (
+    cst.BooleanOperation,
+    cst.Comparison,
+    cst.IfExp,
+    cst.Lambda,
+    cst.NamedExpr,
+    cst.UnaryOperation,
+)
+
+
+@dataclass
+class FixResult:
+    """One file: its text before and after, and the findings whose fixes were applied."""
+
+    path: Path
+    original: str
+    fixed: str
+    applied: list[Finding] = field(default_factory=list)
+
+
+def fixable(finding: Finding, unsafe: bool) -> bool:
+    return finding.fix is not None and (unsafe or finding.fix.applicability == "safe")
+
+
+def fix_source(
+    source: str, findings: list[Finding], unsafe: bool = False
+) -> tuple[str, list[Finding]]:
+    """Apply the fixes of `findings` to `source`; fills each applied finding's fix.edits."""
+    wanted = {_span(f): f for f in findings if fixable(f, unsafe)}
+    if not wanted:
+        return source, []
+    try:
+        wrapper = MetadataWrapper(cst.parse_module(source))
+    except cst.ParserSyntaxError:
+        return source, []
+    fixer = _Fixer(wanted)
+    fixed = wrapper.visit(fixer)
+    return fixed.code, fixer.applied
+
+
+def fix_file(path: Path, config: LintConfig, unsafe: bool = False) -> FixResult:
+    source = path.read_bytes().decode("utf-8-sig")
+    fixed, applied = fix_source(source, lint_file(path, config), unsafe)
+    return FixResult(path, source, fixed, applied)
+
+
+def fill_edits(findings: list[Finding]) -> None:
+    """Fill `fix.edits` of every fixable finding (for JSON/SARIF output); writes nothing."""
+    by_path: dict[Path, list[Finding]] = {}
+    for finding in findings:
+        if finding.fix is not None:
+            by_path.setdefault(finding.path, []).append(finding)
+    for path, found in by_path.items():
+        fix_source(path.read_bytes().decode("utf-8-sig"), found, unsafe=True)
+
+
+def _span(finding: Finding) -> Span:
+    return (finding.line, finding.col, finding.end_line, finding.end_col)
+
+
+class _Fixer(cst.CSTTransformer):
+    METADATA_DEPENDENCIES = (PositionProvider,)
+
+    def __init__(self, wanted: dict[Span, Finding]) -> None:
+        super().__init__()
+        self.wanted = wanted
+        self.applied: list[Finding] = []
+
+    def _rewrite(self, original: cst.CSTNode, updated: cst.CSTNode) -> cst.CSTNode:
+        where = self.get_metadata(PositionProvider, original)
+        span = (where.start.line, where.start.column + 1, where.end.line, where.end.column + 1)
+        finding = self.wanted.get(span)
+        if finding is None or finding.fix is None:
+            return updated
+        kind = RULES[finding.code].fix or ""
+        rewrite = REWRITES.get(kind.split(":", 1)[0])
+        new = rewrite(updated, kind) if rewrite else None
+        if new is None:
+            return updated
+        code = cst.Module([]).code_for_node(new)
+        finding.fix.edits = [Edit(code, span[0], span[1], span[2], span[3])]
+        self.applied.append(finding)
+        return new
+
+    def leave_Call(self, original: cst.Call, updated: cst.Call) -> cst.BaseExpression:
+        return self._rewrite(original, updated)  # type: ignore[return-value]
+
+    def leave_AugAssign(
+        self, original: cst.AugAssign, updated: cst.AugAssign
+    ) -> cst.BaseSmallStatement:
+        return self._rewrite(original, updated)  # type: ignore[return-value]
+
+
+def _drop_kwarg(call: cst.Call, kind: str) -> cst.Call | None:
+    """Remove one keyword argument, keeping the commas and line breaks of the rest."""
+    name = kind.split(":", 1)[1]
+    args = list(call.args)
+    index = next((i for i, a in enumerate(args) if a.keyword and a.keyword.value == name), None)
+    if index is None:
+        return None
+    removed = args.pop(index)
+    if index == len(args) and args:  # it was the last: the one before takes its comma
+        args[-1] = args[-1].with_changes(comma=_closing_comma(args[-1].comma, removed.comma))
+    return call.with_changes(args=args)
+
+
+def _closing_comma(kept: object, removed: object) -> object:
+    """The comma for the new last argument: its own comment, the removed one's line end."""
+    if not isinstance(removed, cst.Comma):
+        return cst.MaybeSentinel.DEFAULT
+    after = removed.whitespace_after
+    if isinstance(kept, cst.Comma) and isinstance(after, cst.ParenthesizedWhitespace):
+        own = kept.whitespace_after
+        if isinstance(own, cst.ParenthesizedWhitespace):
+            return kept.with_changes(whitespace_after=own.with_changes(last_line=after.last_line))
+    return removed
+
+
+def _weights_only(call: cst.Call, kind: str) -> cst.Call | None:
+    args = list(call.args)
+    for i, arg in enumerate(args):
+        if arg.keyword and arg.keyword.value == "weights_only":
+            args[i] = arg.with_changes(value=cst.Name("True"))
+            return call.with_changes(args=args)
+    return _append_kwarg(call, "weights_only", cst.Name("True"))
+
+
+def _append_kwarg(call: cst.Call, name: str, value: cst.BaseExpression) -> cst.Call | None:
+    if not call.args:
+        return None
+    args, last = list(call.args), call.args[-1]
+    no_space = cst.SimpleWhitespace("")
+    new = cst.Arg(
+        value, keyword=cst.Name(name), comma=last.comma, equal=cst.AssignEqual(no_space, no_space)
+    )
+    multiline = isinstance(call.whitespace_before_args, cst.ParenthesizedWhitespace)
+    spacing = call.whitespace_before_args if multiline else cst.SimpleWhitespace(" ")
+    args[-1] = last.with_changes(comma=cst.Comma(whitespace_after=spacing))
+    return call.with_changes(args=[*args, new])
+
+
+def _state_dict(call: cst.Call, kind: str) -> cst.Call | None:
+    if not call.args or call.args[0].keyword is not None:
+        return None
+    first = call.args[0]
+    saved = cst.Call(func=cst.Attribute(value=first.value, attr=cst.Name("state_dict")))
+    return call.with_changes(args=[first.with_changes(value=saved), *call.args[1:]])
+
+
+def _augassign(node: cst.AugAssign, kind: str) -> cst.Assign | None:
+    operator = BINARY_FOR.get(type(node.operator))
+    if operator is None:
+        return None
+    right = node.value
+    tight = (
+        isinstance(right, cst.BinaryOperation)
+        and PRECEDENCE.get(type(right.operator), 0) <= PRECEDENCE[operator]
+    )
+    if (tight or isinstance(right, LOOSE)) and not right.lpar:
+        right = right.with_changes(lpar=[cst.LeftParen()], rpar=[cst.RightParen()])
+    op = node.operator
+    target = cst.AssignTarget(
+        node.target,  # type: ignore[arg-type]
+        whitespace_before_equal=op.whitespace_before,
+        whitespace_after_equal=op.whitespace_after,
+    )
+    value = cst.BinaryOperation(left=node.target, operator=operator(), right=right)  # type: ignore[arg-type]
+    return cst.Assign(targets=[target], value=value, semicolon=node.semicolon)
+
+
+REWRITES: dict[str, Callable] = {
+    "drop-kwarg": _drop_kwarg,
+    "weights-only": _weights_only,
+    "state-dict": _state_dict,
+    "augassign": _augassign,
+}

@@ -1,0 +1,37 @@
+"""The rule registry: each check registers itself with its metadata."""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Callable, Iterator
+
+from ptgen.lint.context import FileContext
+from ptgen.lint.model import Rule, Severity
+
+Hit = tuple[ast.AST, str]  # the node to report and the message
+Check = Callable[[FileContext], Iterator[Hit]]
+
+RULES: dict[str, Rule] = {}
+CHECKS: list[tuple[Rule, Check]] = []
+
+SYNTAX_ERROR = Rule("PGN001", "syntax-error", Severity.ERROR, "The file does not parse as Python.")
+RULES[SYNTAX_ERROR.code] = SYNTAX_ERROR
+
+
+def rule(
+    code: str,
+    name: str,
+    severity: Severity,
+    summary: str,
+    fix: str | None = None,
+    unsafe_fix: bool = False,
+) -> Callable[[Check], Check]:
+    """Register `check` under `code`; codes and names must be unique."""
+
+    def register(check: Check) -> Check:
+        assert code not in RULES and all(r.name != name for r in RULES.values()), code
+        RULES[code] = Rule(code, name, severity, summary, fix, unsafe_fix)
+        CHECKS.append((RULES[code], check))
+        return check
+
+    return register

@@ -1,0 +1,128 @@
+"""Output formats: text (Ruff-like), json (Ruff's fields), sarif 2.1.0, github annotations."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from typing import Any
+
+from ptgen import __version__
+from ptgen.lint.model import Finding, Severity
+from ptgen.lint.registry import RULES
+
+FORMATS = ("text", "json", "sarif", "github")
+SARIF_LEVEL = {Severity.ERROR: "error", Severity.WARNING: "warning", Severity.INFO: "note"}
+GITHUB_LEVEL = {Severity.ERROR: "error", Severity.WARNING: "warning", Severity.INFO: "notice"}
+
+
+def shown_fixable(finding: Finding, unsafe: bool) -> bool:
+    fix = finding.fix
+    return fix is not None and (unsafe or fix.applicability == "safe")
+
+
+def text(findings: list[Finding], unsafe: bool = False) -> str:
+    lines = []
+    for f in findings:
+        mark = " [*]" if shown_fixable(f, unsafe) else ""
+        lines.append(f"{f.path}:{f.line}:{f.col}: {f.code}{mark} {f.message}")
+    if not findings:
+        return "All checks passed!"
+    fixable = sum(shown_fixable(f, unsafe) for f in findings)
+    lines.append(f"Found {len(findings)} finding{'s' * (len(findings) != 1)}.")
+    if fixable:
+        lines.append(f"[*] {fixable} fixable with the `--fix` option.")
+    return "\n".join(lines)
+
+
+def _json_fix(finding: Finding) -> dict[str, Any] | None:
+    if finding.fix is None:
+        return None
+    edits = [
+        {
+            "content": e.content,
+            "location": {"row": e.row, "column": e.column},
+            "end_location": {"row": e.end_row, "column": e.end_column},
+        }
+        for e in finding.fix.edits
+    ]
+    return {
+        "applicability": finding.fix.applicability,
+        "message": finding.fix.message,
+        "edits": edits,
+    }
+
+
+def as_json(findings: list[Finding], unsafe: bool = False) -> str:
+    rows = [
+        {
+            "code": f.code,
+            "name": f.name,
+            "message": f.message,
+            "severity": str(f.severity),
+            "location": {"row": f.line, "column": f.col},
+            "end_location": {"row": f.end_line, "column": f.end_col},
+            "fix": _json_fix(f),
+            "url": RULES[f.code].url,
+            "filename": str(f.path),
+            "noqa_row": f.line,
+        }
+        for f in findings
+    ]
+    return json.dumps(rows, indent=2)
+
+
+def sarif(findings: list[Finding], unsafe: bool = False) -> str:
+    rules = [
+        {
+            "id": r.code,
+            "name": r.name,
+            "shortDescription": {"text": r.summary},
+            "helpUri": r.url,
+            "defaultConfiguration": {"level": SARIF_LEVEL[r.severity]},
+        }
+        for r in sorted(RULES.values(), key=lambda r: r.code)
+    ]
+    results = [
+        {
+            "ruleId": f.code,
+            "level": SARIF_LEVEL[f.severity],
+            "message": {"text": f.message},
+            "locations": [_sarif_location(f)],
+        }
+        for f in findings
+    ]
+    driver = {"name": "ptgen-lint", "version": __version__, "rules": rules}
+    log = {
+        "$schema": "https://json.schemastore.org/sarif-2.1.0.json",
+        "version": "2.1.0",
+        "runs": [{"tool": {"driver": driver}, "results": results}],
+    }
+    return json.dumps(log, indent=2)
+
+
+def _sarif_location(f: Finding) -> dict[str, Any]:
+    region = {
+        "startLine": f.line,
+        "startColumn": f.col,
+        "endLine": f.end_line,
+        "endColumn": f.end_col,
+    }
+    uri = f.path.as_posix()
+    return {"physicalLocation": {"artifactLocation": {"uri": uri}, "region": region}}
+
+
+def github(findings: list[Finding], unsafe: bool = False) -> str:
+    return "\n".join(
+        f"::{GITHUB_LEVEL[f.severity]} title=ptgen lint ({f.code}),file={f.path},"
+        f"line={f.line},col={f.col},endLine={f.end_line},endColumn={f.end_col}::"
+        f"{f.code} {f.message}"
+        for f in findings
+    )
+
+
+REPORTERS: dict[str, Callable[[list[Finding], bool], str]] = {
+    "text": text,
+    "json": as_json,
+    "sarif": sarif,
+    "github": github,
+}

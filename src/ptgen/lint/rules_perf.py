@@ -1,0 +1,139 @@
+"""PGN5xx: code that runs slower than it needs to."""
+
+from __future__ import annotations
+
+import ast
+import re
+from collections.abc import Iterator
+
+from ptgen.lint.context import (
+    FileContext,
+    call_name,
+    dotted,
+    has_unpacking,
+    is_const,
+    kwarg,
+    receiver,
+)
+from ptgen.lint.model import Severity
+from ptgen.lint.patterns import is_dataloader, is_optimizer_step, nearest_loop, step_loops
+from ptgen.lint.registry import Hit, rule
+
+TRAIN_RE = re.compile(r"train", re.I)
+CPU_DEVICE_RE = re.compile(
+    r"""device\(\s*["']cpu["']\s*\)|device\s*=\s*["']cpu["']|\.to\(\s*["']cpu["']"""
+)
+SYNCS = ("item", "cpu")
+NUM_WORKERS_POSITION = (
+    5  # DataLoader(dataset, batch_size, shuffle, sampler, batch_sampler, num_workers)
+)
+PIN_MEMORY_POSITION = 7
+
+
+def _training_path(ctx: FileContext, call: ast.Call) -> bool:
+    """A loader that feeds training: shuffled, named train*, in a train* function or script."""
+    if ctx.is_test_file:
+        return False
+    if is_const(getattr(kwarg(call, "shuffle"), "value", None), True):
+        return True
+    parent = ctx.parents.get(call)
+    targets = parent.targets if isinstance(parent, ast.Assign) else []
+    texts = [dotted(t) for t in targets] + [ast.unparse(a) for a in call.args[:1]]
+    scope = ctx.scope(call)
+    texts.append(getattr(scope, "name", ""))
+    if any(TRAIN_RE.search(t) for t in texts):
+        return True
+    return scope is ctx.tree or any(is_optimizer_step(c) for c in ctx.calls)
+
+
+@rule(
+    "PGN501",
+    "dataloader-default-workers",
+    Severity.INFO,
+    "A training DataLoader with the default `num_workers=0` (loading blocks the training step).",
+)
+def dataloader_default_workers(ctx: FileContext) -> Iterator[Hit]:
+    for call in ctx.calls:
+        if not is_dataloader(call) or has_unpacking(call) or len(call.args) > NUM_WORKERS_POSITION:
+            continue
+        if kwarg(call, "num_workers") is None and _training_path(ctx, call):
+            yield call, (
+                "training DataLoader uses the default `num_workers=0`: batches are loaded "
+                "in the training process between steps; set `num_workers` (from config)"
+            )
+
+
+def _mentions_cuda(ctx: FileContext) -> bool:
+    return "cuda" in ctx.source
+
+
+@rule(
+    "PGN502",
+    "pin-memory-mismatch",
+    Severity.INFO,
+    "`pin_memory=True` on a CPU-only program, or no `pin_memory` where CUDA is used.",
+)
+def pin_memory_mismatch(ctx: FileContext) -> Iterator[Hit]:
+    for call in ctx.calls:
+        if not is_dataloader(call) or has_unpacking(call) or len(call.args) > PIN_MEMORY_POSITION:
+            continue
+        pin = kwarg(call, "pin_memory")
+        if pin is not None and is_const(pin.value, True):
+            if not _mentions_cuda(ctx) and CPU_DEVICE_RE.search(ctx.source):
+                yield call, (
+                    "`pin_memory=True` in a program that runs on the CPU only costs an extra "
+                    'copy per batch; drop it or set it to `device.type == "cuda"`'
+                )
+        elif pin is None and _mentions_cuda(ctx) and _training_path(ctx, call):
+            yield call, (
+                "DataLoader without `pin_memory` in CUDA code: host-to-GPU copies cannot "
+                'overlap compute; pass `pin_memory=device.type == "cuda"`'
+            )
+
+
+@rule(
+    "PGN503",
+    "sync-every-step",
+    Severity.WARNING,
+    "`.item()` / `.cpu()` on every step of the training loop (a host-device sync each step).",
+)
+def sync_every_step(ctx: FileContext) -> Iterator[Hit]:
+    loops = step_loops(ctx)
+    if not loops:
+        return
+    for call in ctx.calls:
+        if call_name(call) not in SYNCS or receiver(call) is None or call.args or call.keywords:
+            continue
+        if id(nearest_loop(ctx, call, stop_at_if=True)) in loops:
+            what = ast.unparse(call)
+            yield call, (
+                f"`{what[-60:]}` syncs host and device on every training step; accumulate "
+                "on the device and read values at log intervals"
+            )
+
+
+@rule(
+    "PGN504",
+    "zero-grad-set-to-none-false",
+    Severity.INFO,
+    (
+        "`zero_grad(set_to_none=False)` (or bare `zero_grad()` before torch 2.0) "
+        "fills gradients with zeros."
+    ),
+    fix="drop-kwarg:set_to_none",
+)
+def zero_grad_set_to_none_false(ctx: FileContext) -> Iterator[Hit]:
+    for call in ctx.calls:
+        if call_name(call) != "zero_grad" or has_unpacking(call):
+            continue
+        flag = kwarg(call, "set_to_none")
+        if flag is not None and is_const(flag.value, False):
+            yield call, (
+                "`zero_grad(set_to_none=False)` writes zeros into every gradient each step; "
+                "the default `set_to_none=True` frees them instead"
+            )
+        elif flag is None and not call.args and ctx.target_torch < (2, 0):
+            yield call, (
+                "bare `zero_grad()` keeps zero-filled gradients before torch 2.0; "
+                "pass `set_to_none=True`"
+            )

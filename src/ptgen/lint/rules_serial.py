@@ -1,0 +1,75 @@
+"""PGN4xx: checkpoints that are fragile or unsafe to load."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from ptgen.lint.context import FileContext, dotted, has_unpacking, is_const, kwarg
+from ptgen.lint.model import Severity
+from ptgen.lint.patterns import is_model_expr, is_torch_call
+from ptgen.lint.registry import Hit, rule
+
+WEIGHTS_ONLY_DEFAULT = (2, 6)  # torch.load defaults to weights_only=True from 2.6 on
+
+
+@rule(
+    "PGN401",
+    "save-whole-module",
+    Severity.WARNING,
+    "`torch.save(model, ...)` pickles the whole module instead of its state_dict.",
+    fix="state-dict",
+    unsafe_fix=True,
+)
+def save_whole_module(ctx: FileContext) -> Iterator[Hit]:
+    for call in ctx.calls:
+        if is_torch_call(call, "save") and call.args and is_model_expr(call.args[0]):
+            name = dotted(call.args[0])
+            yield call, (
+                f"`torch.save({name}, ...)` pickles the class by import path (breaks when "
+                f"code moves); save `{name}.state_dict()`"
+            )
+
+
+@rule(
+    "PGN402",
+    "load-without-weights-only",
+    Severity.ERROR,
+    (
+        "`torch.load` that may unpickle arbitrary code (`weights_only` False or "
+        "unset before torch 2.6)."
+    ),
+    fix="weights-only",
+    unsafe_fix=True,
+)
+def load_without_weights_only(ctx: FileContext) -> Iterator[Hit]:
+    for call in ctx.calls:
+        if not is_torch_call(call, "load") or has_unpacking(call):
+            continue
+        flag = kwarg(call, "weights_only")
+        if flag is not None and is_const(flag.value, False):
+            yield call, (
+                "`torch.load(..., weights_only=False)` runs arbitrary code from the file; "
+                "load tensors with `weights_only=True`"
+            )
+        elif flag is None and ctx.target_torch < WEIGHTS_ONLY_DEFAULT:
+            version = ".".join(map(str, ctx.target_torch))
+            yield call, (
+                "`torch.load` without `weights_only=True` unpickles arbitrary code on torch "
+                f"{version} (< 2.6); pass `weights_only=True`"
+            )
+
+
+@rule(
+    "PGN403",
+    "load-without-map-location",
+    Severity.INFO,
+    "`torch.load` without `map_location`: GPU checkpoints fail to load on CPU-only machines.",
+)
+def load_without_map_location(ctx: FileContext) -> Iterator[Hit]:
+    for call in ctx.calls:
+        if is_torch_call(call, "load") and not has_unpacking(call) and len(call.args) < 2:
+            if kwarg(call, "map_location") is None:
+                yield call, (
+                    "`torch.load` without `map_location` fails for a CUDA checkpoint on a machine "
+                    'without CUDA; pass `map_location=device` (or "cpu")'
+                )

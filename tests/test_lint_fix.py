@@ -1,0 +1,156 @@
+"""Fixes as input/expected-output pairs: formatting and comments survive."""
+
+from __future__ import annotations
+
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from ptgen.lint import LintConfig, fix_paths, lint_source
+from ptgen.lint.fixes import fix_source
+
+SAFE: list[tuple[str, str]] = [
+    (
+        "loader = DataLoader(ds, batch_size=32, persistent_workers=True)  # keep\n",
+        "loader = DataLoader(ds, batch_size=32)  # keep\n",
+    ),
+    (
+        """\
+        loader = DataLoader(
+            ds,
+            num_workers=0,  # debugging
+            persistent_workers=True,
+        )
+        """,
+        """\
+        loader = DataLoader(
+            ds,
+            num_workers=0,  # debugging
+        )
+        """,
+    ),
+    (
+        "loader = DataLoader(ds, persistent_workers=True, batch_size=4)\n",
+        "loader = DataLoader(ds, batch_size=4)\n",
+    ),
+    (
+        """\
+        class Block(nn.Module):
+            def forward(self, x, residual):
+                x += residual  # skip connection
+                return x
+        """,
+        """\
+        class Block(nn.Module):
+            def forward(self, x, residual):
+                x = x + residual  # skip connection
+                return x
+        """,
+    ),
+    (
+        """\
+        class Block(nn.Module):
+            def forward(self, x, a, b):
+                x -= a + b
+                x *= a * b
+                return x
+        """,
+        """\
+        class Block(nn.Module):
+            def forward(self, x, a, b):
+                x = x - (a + b)
+                x = x * (a * b)
+                return x
+        """,
+    ),
+    (
+        "optimizer.zero_grad(set_to_none=False)\n",
+        "optimizer.zero_grad()\n",
+    ),
+]
+
+UNSAFE: list[tuple[str, str]] = [
+    (
+        'torch.save(model, "model.pt")  # whole module\n',
+        'torch.save(model.state_dict(), "model.pt")  # whole module\n',
+    ),
+    (
+        'state = torch.load("x.pt", map_location="cpu", weights_only=False)\n',
+        'state = torch.load("x.pt", map_location="cpu", weights_only=True)\n',
+    ),
+    (
+        "state = torch.load(path, map_location=device)\n",
+        "state = torch.load(path, map_location=device, weights_only=True)\n",
+    ),
+    (
+        """\
+        state = torch.load(
+            path,
+            map_location=device,
+        )
+        """,
+        """\
+        state = torch.load(
+            path,
+            map_location=device,
+            weights_only=True,
+        )
+        """,
+    ),
+]
+
+
+def fixed(source: str, unsafe: bool, target: tuple[int, int] = (2, 13)) -> str:
+    source = textwrap.dedent(source)
+    config = LintConfig(target_torch=target)
+    return fix_source(source, lint_source(source, Path("m.py"), config), unsafe)[0]
+
+
+@pytest.mark.parametrize(("before", "after"), SAFE)
+def test_safe_fix(before: str, after: str) -> None:
+    assert fixed(before, unsafe=False) == textwrap.dedent(after)
+
+
+@pytest.mark.parametrize(("before", "after"), UNSAFE)
+def test_unsafe_fix_needs_unsafe(before: str, after: str) -> None:
+    assert fixed(before, unsafe=False, target=(2, 5)) == textwrap.dedent(before)
+    assert fixed(before, unsafe=True, target=(2, 5)) == textwrap.dedent(after)
+
+
+def test_fixed_code_lints_clean_for_the_fixed_rules() -> None:
+    for before, _ in SAFE:
+        after = fixed(before, unsafe=False)
+        left = {f.code for f in lint_source(after, Path("m.py"), LintConfig())}
+        assert not left & {"PGN104", "PGN105", "PGN504"}
+
+
+def test_noqa_is_honoured_by_fixing() -> None:
+    source = "optimizer.zero_grad(set_to_none=False)  # noqa: PGN504\n"
+    assert fixed(source, unsafe=True) == source
+
+
+def test_fix_paths_writes_and_reports(tmp_path: Path) -> None:
+    target = tmp_path / "train.py"
+    target.write_text(
+        "opt.zero_grad(set_to_none=False)\ntorch.save(model, 'm.pt')\n", encoding="utf-8"
+    )
+    preview = fix_paths([tmp_path], write=False)
+    assert [len(r.applied) for r in preview] == [1]
+    assert "set_to_none" in target.read_text(encoding="utf-8")  # not written
+    fix_paths([tmp_path])
+    assert target.read_text(encoding="utf-8") == "opt.zero_grad()\ntorch.save(model, 'm.pt')\n"
+
+
+def test_edits_describe_the_fix() -> None:
+    source = "loader = DataLoader(ds, persistent_workers=True)\n"
+    findings = lint_source(source, Path("m.py"), LintConfig())
+    fix_source(source, findings)
+    (edit,) = findings[0].fix.edits  # type: ignore[union-attr]
+    assert (edit.content, edit.row, edit.column, edit.end_row, edit.end_column) == (
+        "DataLoader(ds)",
+        1,
+        10,
+        1,
+        49,
+    )
