@@ -239,7 +239,7 @@ def handwritten(root: Path, epochs: int, size: int, batch_size: int = 32, seed: 
         return float((model(x_val).argmax(dim=1) == y_val).float().mean())
 
 
-def image_benchmark(workdir: Path, epochs: int = 5, size: int = 16) -> dict:
+def image_benchmark(workdir: Path, epochs: int = 10, size: int = 16) -> dict:
     root = digits_folder(workdir / "digit-images")
     project = generate(workdir, "digits", "image-classification", "image-folder", "digits")
     settings = [

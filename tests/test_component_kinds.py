@@ -18,6 +18,7 @@ from PIL import Image
 
 from ptgen.components import add_component
 from ptgen.errors import PtgenError
+from ptgen.lint import LintConfig, lint_paths
 from ptgen.options import default_kind, kinds_for_task
 from ptgen.project import ProjectOptions, new_project
 
@@ -117,11 +118,13 @@ def test_every_kind_is_rendered(project: Path) -> None:
     assert ".cuda()" not in source and "import ptgen" not in source
 
 
-def test_black_and_ruff_are_clean(project: Path) -> None:
+def test_black_ruff_and_ptgen_lint_are_clean(project: Path) -> None:
     black = run_in(project, "-m", "black", "--check", "--quiet", "src", "tests")
     assert black.returncode == 0, black.stderr
     ruff = run_in(project, "-m", "ruff", "check", "--no-cache", "src", "tests")
     assert ruff.returncode == 0, ruff.stdout + ruff.stderr
+    findings = lint_paths(sorted(project.glob("src/kinds/*/*.py")), config=LintConfig())
+    assert [f"{f.path.name}:{f.line} {f.code} {f.message}" for f in findings] == []
 
 
 @pytest.mark.slow
