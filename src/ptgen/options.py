@@ -108,7 +108,9 @@ def component_name(name: str) -> str:
         )
     if len(name) > MAX_NAME_LENGTH:
         raise InvalidName(f"component name is longer than {MAX_NAME_LENGTH} characters")
-    _check_identifier(name, "component name")
+    # A component is a submodule (PKG.data.csv), so it cannot shadow a top-level module.
+    if keyword.iskeyword(name) or keyword.issoftkeyword(name):
+        raise InvalidName(f"component name {name!r} is a Python keyword")
     return name
 
 
