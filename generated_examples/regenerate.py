@@ -25,8 +25,13 @@ CANONICAL: dict[str, ProjectOptions] = {
         name="tabular-regressor", task="tabular-regression", model="mlp", dataset="csv"
     ),
     "everything-on": ProjectOptions(
-        name="everything-on", model="resnet", dataset="image-folder", amp=True, compile=True,
-        grad_checkpointing=True, description="Every option switched on",
+        name="everything-on",
+        model="resnet",
+        dataset="image-folder",
+        amp=True,
+        compile=True,
+        grad_checkpointing=True,
+        description="Every option switched on",
     ),
 }
 

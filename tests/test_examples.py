@@ -8,7 +8,9 @@ from pathlib import Path
 import pytest
 from helpers import REPO, run_in_project, tree_snapshot
 
-_spec = importlib.util.spec_from_file_location("regenerate", REPO / "generated_examples/regenerate.py")
+_spec = importlib.util.spec_from_file_location(
+    "regenerate", REPO / "generated_examples/regenerate.py"
+)
 regenerate = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(regenerate)
 
@@ -19,7 +21,9 @@ EXAMPLES = sorted(regenerate.CANONICAL)
 def test_committed_example_matches_ptgen_output(tmp_path: Path, name: str) -> None:
     fresh = tree_snapshot(regenerate.render_example(name, tmp_path))
     committed = tree_snapshot(REPO / "generated_examples" / name)
-    committed = {k: v for k, v in committed.items() if "__pycache__" not in k and ".pytest_cache" not in k}
+    committed = {
+        k: v for k, v in committed.items() if "__pycache__" not in k and ".pytest_cache" not in k
+    }
     assert sorted(committed) == sorted(fresh), "run: python generated_examples/regenerate.py"
     changed = [path for path in fresh if committed[path] != fresh[path]]
     assert not changed, f"stale examples {changed}; run: python generated_examples/regenerate.py"

@@ -8,10 +8,10 @@ from __future__ import annotations
 import itertools
 import py_compile
 import subprocess
-import tomllib
 from pathlib import Path
 
 import pytest
+import tomllib
 import yaml
 from helpers import generate, run_in_project
 
@@ -31,8 +31,14 @@ FLAGS = list(itertools.product([False, True], repeat=3))  # amp, compile, grad_c
 def test_combination_renders_clean(tmp_path: Path, task: str, model: str, dataset: str) -> None:
     projects = [
         generate(
-            tmp_path / f"{int(amp)}{int(compile_)}{int(gc)}", name="combo", task=task, model=model,
-            dataset=dataset, amp=amp, compile=compile_, grad_checkpointing=gc,
+            tmp_path / f"{int(amp)}{int(compile_)}{int(gc)}",
+            name="combo",
+            task=task,
+            model=model,
+            dataset=dataset,
+            amp=amp,
+            compile=compile_,
+            grad_checkpointing=gc,
         )
         for amp, compile_, gc in FLAGS
     ]
@@ -40,7 +46,9 @@ def test_combination_renders_clean(tmp_path: Path, task: str, model: str, datase
         config = tomllib.loads((project / "configs/default.toml").read_text(encoding="utf-8"))
         assert (config["train"]["amp"], config["train"]["compile"]) == (amp, compile_)
         assert config["model"]["grad_checkpointing"] == gc
-        assert config["model"]["name"] == model and config["data"]["name"] == dataset.replace("-", "_")
+        assert config["model"]["name"] == model and config["data"]["name"] == dataset.replace(
+            "-", "_"
+        )
         tomllib.loads((project / "pyproject.toml").read_text(encoding="utf-8"))
         for path in project.rglob("*.y*ml"):
             yaml.safe_load(path.read_text(encoding="utf-8"))
@@ -62,7 +70,9 @@ SMOKE_SAMPLE = [
 
 @pytest.mark.slow
 @pytest.mark.parametrize(("task", "model", "dataset", "flags"), SMOKE_SAMPLE)
-def test_sample_smoke_trains(tmp_path: Path, task: str, model: str, dataset: str, flags: list[str]) -> None:
+def test_sample_smoke_trains(
+    tmp_path: Path, task: str, model: str, dataset: str, flags: list[str]
+) -> None:
     if model not in kinds_for_task("model", task):
         pytest.skip(f"model kind {model} not available")
     options = {flag.strip("-").replace("-", "_"): True for flag in flags}

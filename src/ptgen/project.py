@@ -79,7 +79,9 @@ def new_project(
     return NewProjectResult(target, files, committed, report)
 
 
-def _render(options: ProjectOptions, package: str, task: str, model_kind: str, staged: Path) -> None:
+def _render(
+    options: ProjectOptions, package: str, task: str, model_kind: str, staged: Path
+) -> None:
     import copier
 
     model_name = model_kind
