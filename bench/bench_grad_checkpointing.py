@@ -1,8 +1,11 @@
 """Gradient checkpointing: peak activation memory, step time and gradients, with and without.
 
-The model is the generated project's CNN made deep (`--depth` blocks on
-`--image-size` images); the plain and the checkpointed model start from identical
-weights and train on the same batch at the same batch size.
+The model is a generated project's model made deep: by default the transformer
+(`--depth` equal encoder layers, sequences up to `--max-length` tokens); `--model cnn
+--task image-classification` measures the CNN (each block halves the resolution, so
+its activations shrink geometrically and block 1 alone is about half of them). The
+plain and the checkpointed model start from identical weights and train on the same
+batch at the same batch size.
 
 Memory method: one training step (forward, backward, optimizer step) of each model
 runs under `torch.profiler.profile(profile_memory=True, record_shapes=True,
@@ -21,6 +24,8 @@ Step time: the project's `engine.train_step`, plain and checkpointed interleaved
 `--repeats` rounds of `--steps` steps, medians (wall and process CPU time).
 
     PYTHONPATH=src python bench/bench_grad_checkpointing.py --json /tmp/gc.json
+    PYTHONPATH=src python bench/bench_grad_checkpointing.py --model cnn \
+        --task image-classification --depth 5 --width 32 --json /tmp/gc_cnn.json
 """
 
 from __future__ import annotations
@@ -66,6 +71,7 @@ def build(mods: dict[str, Any], args: argparse.Namespace, checkpointing: bool) -
         f"model.depth={args.depth}",
         f"model.width={args.width}",
         f"data.image_size={args.image_size}",
+        f"data.max_length={args.max_length}",
         "model.dropout=0.0",  # identical outputs without matching dropout masks
         f"model.grad_checkpointing={str(checkpointing).lower()}",
         f"train.batch_size={args.batch_size}",
@@ -137,11 +143,12 @@ def timed_steps(step: Any, batch: dict, steps: int) -> tuple[float, float]:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--model", default="cnn", help="model kind (ptgen list)")
-    parser.add_argument("--task", default="image-classification")
-    parser.add_argument("--depth", type=int, default=5)
-    parser.add_argument("--width", type=int, default=32)
-    parser.add_argument("--image-size", type=int, default=64)
+    parser.add_argument("--model", default="transformer", help="model kind (ptgen list)")
+    parser.add_argument("--task", default="sequence-classification")
+    parser.add_argument("--depth", type=int, default=8)
+    parser.add_argument("--width", type=int, default=128)
+    parser.add_argument("--image-size", type=int, default=64, help="images: side in pixels")
+    parser.add_argument("--max-length", type=int, default=256, help="sequences: tokens")
     parser.add_argument("--batch-size", type=int, default=32)
     parser.add_argument("--set", action="append", default=[], help="extra KEY=VALUE override")
     parser.add_argument("--steps", type=int, default=3, help="steps per timed round")
@@ -171,6 +178,12 @@ def main() -> None:
     report(args, memory, times, grad_diff, plain)
 
 
+def describe_input(args: argparse.Namespace) -> str:
+    if args.task == "image-classification":
+        return f"{args.image_size}x{args.image_size} images"
+    return f"sequences up to {args.max_length} tokens"
+
+
 def report(args: Any, memory: dict, times: dict, grad_diff: float, model: Any) -> None:
     ms = {
         clock: {n: median([t[i] for t in ts]) / args.steps * 1e3 for n, ts in times.items()}
@@ -178,8 +191,8 @@ def report(args: Any, memory: dict, times: dict, grad_diff: float, model: Any) -
     }
     params = sum(p.numel() for p in model.parameters())
     print(
-        f"\n{args.model} depth {args.depth}, width {args.width}, "
-        f"{args.image_size}x{args.image_size} images, batch {args.batch_size}, "
+        f"\n{args.model} depth {args.depth}, width {args.width}, {describe_input(args)}, "
+        f"batch {args.batch_size}, "
         f"{params:,} parameters, {args.threads} thread(s)\n"
     )
     keys = ("activation_mib", "activation_temporary_mib", "total_mib")

@@ -13,6 +13,12 @@ from helpers import run_in_project
 PACKAGE = "demo_proj"  # the package of the session's `default_project`
 
 
+@pytest.fixture(autouse=True)
+def one_thread(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Projects run in subprocesses, two test workers on two cores: one thread each."""
+    monkeypatch.setenv("OMP_NUM_THREADS", "1")
+
+
 def smoke(project: Path, *overrides: str) -> dict:
     # 16x16 images: the options are under test here, not the model; 4x less compute
     args = [a for o in ("data.image_size=16", *overrides) for a in ("--set", o)]
