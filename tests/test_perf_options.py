@@ -129,3 +129,51 @@ def test_profile_writes_a_trace_and_prints_the_top_operators(
     assert any("conv" in str(e.get("name", "")) for e in events)  # the model's operators
     assert "Self CPU" in result.stdout  # the key_averages() table
     assert f"profiler trace: {trace}" in result.stdout
+
+
+HOST_SYNC = """
+import sys
+import torch
+from {pkg} import config, engine, monitor, runtime, train
+
+cfg = config.load_config(None, [
+    "train.out_dir={out_dir}", "train.device=cpu", "data.num_samples=256", "data.image_size=16",
+    "train.log_every=1000",
+])
+run = train.build_run(cfg, runtime.DistInfo(), torch.device("cpu"))
+reporter = monitor.Reporter(run)
+batches = list(run.loaders[0])[:6]
+project_code = str(engine.__file__).rsplit("/", 1)[0]
+reads = []
+
+
+def spy(name):
+    original = getattr(torch.Tensor, name)
+
+    def wrapper(self, *args, **kwargs):
+        if sys._getframe(1).f_code.co_filename.startswith(project_code):
+            reads.append(name)  # the project's own code read a tensor back to the host
+        return original(self, *args, **kwargs)
+
+    setattr(torch.Tensor, name, wrapper)
+
+
+for name in ("item", "tolist", "cpu", "numpy", "__bool__", "__float__", "__int__"):
+    spy(name)
+engine.train_one_epoch(
+    run.train_model, batches, run.optimizer, run.scheduler, run.scaler, run.settings,
+    run.state, reporter.after_step,
+)
+assert reads == [], reads
+reporter.log()  # a log interval: one read-back of all the window's losses
+print("reads at log:", reads)
+"""
+
+
+def test_training_steps_never_read_tensors_back(default_project: Path, tmp_path: Path) -> None:
+    script = tmp_path / "host_sync.py"
+    source = HOST_SYNC.format(pkg=PACKAGE, out_dir=tmp_path / "run")
+    script.write_text(textwrap.dedent(source), encoding="utf-8")
+    result = run_in_project(default_project, str(script))
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "reads at log: ['cpu', 'tolist']" in result.stdout
