@@ -32,9 +32,18 @@ def test_readme_documents_every_command_and_option(default_project: Path) -> Non
 def test_plot_and_tensorboard(default_project: Path) -> None:
     out = default_project.parent / "plotted-run"
     train = run_in_project(
-        default_project, "-m", "demo_proj", "train", "--set", "train.max_steps=4",
-        "--set", "train.log_every=1", "--set", f"train.out_dir={out}",
-        "--set", "train.logger=tensorboard",
+        default_project,
+        "-m",
+        "demo_proj",
+        "train",
+        "--set",
+        "train.max_steps=4",
+        "--set",
+        "train.log_every=1",
+        "--set",
+        f"train.out_dir={out}",
+        "--set",
+        "train.logger=tensorboard",
     )
     assert train.returncode == 0, train.stderr
     assert any((out / "tensorboard").glob("events.out.tfevents.*"))

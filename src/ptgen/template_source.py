@@ -39,9 +39,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from ptgen._git import GitError, git, git_ok
 from ptgen.errors import PtgenError
-from ptgen.git import NEUTRAL_IDENTITY
+from ptgen.git import NEUTRAL_IDENTITY, GitError, git, git_ok
 from ptgen.paths import templates_dir
 
 CACHE_ENV = "PTGEN_CACHE_DIR"

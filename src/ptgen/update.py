@@ -23,8 +23,8 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
-from ptgen._git import git, git_ok
 from ptgen.errors import NotAProject, PtgenError
+from ptgen.git import git, git_ok
 from ptgen.template_source import TemplateRef, resolve_template
 
 ANSWERS_FILE = ".copier-answers.yml"
