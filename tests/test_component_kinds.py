@@ -34,16 +34,24 @@ def run_in(project: Path, *args: str, timeout: int = 300) -> subprocess.Complete
     """`python <args>` in the project, its src/ on the path, one thread per process
     (two test workers on two cores: more threads only fight each other)."""
     env = dict(
-        os.environ, PYTHONPATH=str(project / "src"), PYTHONDONTWRITEBYTECODE="1", OMP_NUM_THREADS="1"
+        os.environ,
+        PYTHONPATH=str(project / "src"),
+        PYTHONDONTWRITEBYTECODE="1",
+        OMP_NUM_THREADS="1",
     )
     return subprocess.run(
-        [sys.executable, *args], cwd=project, env=env, capture_output=True, text=True, timeout=timeout
+        [sys.executable, *args],
+        cwd=project,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
     )
 
 
 def module_name(kind: str) -> str:
-    """The module a kind is added as ("csv" would shadow the standard library's csv)."""
-    return "table" if kind == "csv" else kind.replace("-", "_")
+    """The module a kind is added as by default: "image-folder" -> "image_folder"."""
+    return kind.replace("-", "_")
 
 
 def write_images(root: Path) -> Path:
@@ -94,7 +102,10 @@ def project(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFac
     """A project of one task with every compatible model and dataset kind added."""
     task = request.param
     path = new_project(
-        ProjectOptions(name="kinds", task=task), tmp_path_factory.mktemp(task), run_smoke=False
+        ProjectOptions(name="kinds", task=task),
+        tmp_path_factory.mktemp(task),
+        run_smoke=False,
+        init_git=False,
     ).path
     for kind in kinds_for_task("model", task):
         if kind != default_kind("model", task):
@@ -250,7 +261,7 @@ from kinds.data import build_data
 def test_standardised_on_train_with_target_column(tmp_path: Path) -> None:
     (tmp_path / "train.csv").write_text("y,a,b\\n1,10,5\\n3,20,5\\n5,30,5\\n")
     (tmp_path / "val.csv").write_text("y,a,b\\n7,40,5\\n")
-    cfg = DataConfig(name="table", root=str(tmp_path), target="y")
+    cfg = DataConfig(name="csv", root=str(tmp_path), target="y")
     bundle = build_data(cfg, seed=0)
     assert bundle.state["columns"] == ["a", "b", "y"]
     assert bundle.spec.num_features == 2
@@ -261,7 +272,7 @@ def test_standardised_on_train_with_target_column(tmp_path: Path) -> None:
     with pytest.raises(ConfigError, match="val.csv:2: column 'a' is not a number"):
         build_data(cfg, seed=0, state=bundle.state)
     with pytest.raises(FileNotFoundError, match="does not exist"):
-        build_data(DataConfig(name="table", root=str(tmp_path / "nope.csv")), seed=0)
+        build_data(DataConfig(name="csv", root=str(tmp_path / "nope.csv")), seed=0)
 """,
 }
 
@@ -270,7 +281,9 @@ def test_file_kinds_on_real_files(project: Path) -> None:
     task = next(t for t in TASKS if t in str(project))
     (project / "tests" / "test_file_kinds.py").write_text(FILE_KIND_CHECKS[task].lstrip())
     try:
-        result = run_in(project, "-m", "pytest", "-q", "-p", "no:cacheprovider", "tests/test_file_kinds.py")
+        result = run_in(
+            project, "-m", "pytest", "-q", "-p", "no:cacheprovider", "tests/test_file_kinds.py"
+        )
     finally:
         (project / "tests" / "test_file_kinds.py").unlink()
     assert result.returncode == 0, result.stdout[-4000:] + result.stderr[-2000:]
@@ -278,7 +291,10 @@ def test_file_kinds_on_real_files(project: Path) -> None:
 
 def test_image_model_is_refused_in_a_sequence_project(tmp_path: Path) -> None:
     path = new_project(
-        ProjectOptions(name="seq", task="sequence-classification"), tmp_path, run_smoke=False
+        ProjectOptions(name="seq", task="sequence-classification"),
+        tmp_path,
+        run_smoke=False,
+        init_git=False,
     ).path
     with pytest.raises(PtgenError) as info:
         add_component(path, "model", "wide", "resnet")
