@@ -172,7 +172,7 @@ def test_two_ranks_of_batch_b_equal_one_process_of_batch_2b(
     assert single_run.returncode == 0, single_run.stderr
     ddp, one = model_state(out / "last.pt"), model_state(tmp_path / "one" / "last.pt")
     for name, value in one.items():
-        torch.testing.assert_close(ddp[name], value, rtol=1e-4, atol=1e-5)
+        torch.testing.assert_close(ddp[name], value, rtol=1e-5, atol=1e-6)  # measured: 1.5e-8
 
 
 def test_sigkilled_ddp_run_resumes_on_every_rank_exactly(
