@@ -3,12 +3,11 @@ from __future__ import annotations
 import subprocess
 import sys
 
+from helpers import run_ptgen
 from typer.testing import CliRunner
 
 from ptgen import __version__
 from ptgen.cli import app
-
-from helpers import run_ptgen
 
 runner = CliRunner()
 
@@ -30,10 +29,19 @@ def test_help_does_not_import_heavy_modules() -> None:
 
 
 def test_every_command_has_help_with_an_example() -> None:
-    for args in (["new", "project"], ["add", "model"], ["add", "dataset"], ["smoke"], ["list"]):
+    commands = [
+        ["new", "project"],
+        ["add", "model"],
+        ["add", "dataset"],
+        ["smoke"],
+        ["list"],
+        ["update"],
+        ["lint"],
+    ]
+    for args in commands:
         result = runner.invoke(app, [*args, "--help"])
         assert result.exit_code == 0, args
-        assert "Example: ptgen" in result.output, args
+        assert "Example" in result.output and f"ptgen {args[0]}" in result.output, args
 
 
 def test_list_shows_kinds_per_task() -> None:

@@ -29,7 +29,9 @@ def test_component_written_at_new_is_identical_to_one_added_later(
 def test_add_is_discovered_without_editing_any_file(tmp_path: Path) -> None:
     project = generate(tmp_path, name="demo-proj")
     before = tree_snapshot(project)
-    result = runner.invoke(app, ["add", "model", "second", "--kind", "cnn", "--project", str(project)])
+    result = runner.invoke(
+        app, ["add", "model", "second", "--kind", "cnn", "--project", str(project)]
+    )
     assert result.exit_code == 0, result.output
     after = tree_snapshot(project)
     assert {k for k in after if k not in before} == {
@@ -59,7 +61,9 @@ def test_second_add_refuses_and_keeps_the_users_edit(tmp_path: Path) -> None:
     result = runner.invoke(app, ["add", "model", "cnn", "--project", str(project)])
     assert result.exit_code == 1 and "--force" in result.output
     assert module.read_text(encoding="utf-8").endswith("# my edit\n")
-    dry = runner.invoke(app, ["add", "model", "cnn", "--project", str(project), "--dry-run", "--force"])
+    dry = runner.invoke(
+        app, ["add", "model", "cnn", "--project", str(project), "--dry-run", "--force"]
+    )
     assert "-# my edit" in dry.output  # the diff shows what --force would drop
     forced = runner.invoke(app, ["add", "model", "cnn", "--project", str(project), "--force"])
     assert forced.exit_code == 0
@@ -75,7 +79,9 @@ def test_incompatible_kind_lists_the_compatible_ones(default_project: Path) -> N
     with pytest.raises(PtgenError, match="cnn"):
         add_component(default_project, "model", "net", "lstm", dry_run=True)
     with pytest.raises(PtgenError, match="sequence-classification"):
-        add_component(default_project, "dataset", "seq", "synthetic", variable_length=True, dry_run=True)
+        add_component(
+            default_project, "dataset", "seq", "synthetic", variable_length=True, dry_run=True
+        )
 
 
 def test_conflict_error_is_a_ptgen_error() -> None:

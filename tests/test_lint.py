@@ -601,3 +601,16 @@ def test_benchmark_in_the_non_deterministic_branch_is_fine() -> None:
 
 def test_stateful_dataloader_counts_as_dataloader() -> None:
     assert "PGN105" in codes("dl = StatefulDataLoader(ds, persistent_workers=True)\n")
+
+
+def test_eval_on_the_assigned_result_counts_as_eval_mode(tmp_path: Path) -> None:
+    source = (
+        "import torch\n\n"
+        "def test_shape():\n"
+        "    model = build().eval()\n"
+        "    with torch.no_grad():\n"
+        "        out = model(x)\n"
+    )
+    path = tmp_path / "t.py"
+    path.write_text(source)
+    assert [f.code for f in lint_paths([path])] == []

@@ -4,16 +4,15 @@ from __future__ import annotations
 
 import ast
 import subprocess
-import tomllib
 from pathlib import Path
 
 import pytest
+import tomllib
 import yaml
+from helpers import generate, tree_snapshot
 from typer.testing import CliRunner
 
 from ptgen.cli import app
-
-from helpers import generate, tree_snapshot
 
 runner = CliRunner()
 
@@ -44,10 +43,16 @@ def test_layout_follows_the_contract(default_project: Path) -> None:
 
 def test_project_is_a_committed_git_repo(default_project: Path) -> None:
     status = subprocess.run(
-        ["git", "status", "--porcelain"], cwd=default_project, capture_output=True, text=True, check=True
+        ["git", "status", "--porcelain"],
+        cwd=default_project,
+        capture_output=True,
+        text=True,
+        check=True,
     )
     assert status.stdout == ""
-    log = subprocess.run(["git", "log", "--oneline"], cwd=default_project, capture_output=True, text=True)
+    log = subprocess.run(
+        ["git", "log", "--oneline"], cwd=default_project, capture_output=True, text=True
+    )
     assert log.stdout.count("\n") == 1
 
 
@@ -64,7 +69,9 @@ def test_generated_code_follows_the_guide(default_project: Path) -> None:
             alias.name.split(".")[0]
             for node in ast.walk(tree)
             if isinstance(node, ast.Import | ast.ImportFrom)
-            for alias in (node.names if isinstance(node, ast.Import) else [ast.alias(node.module or "")])
+            for alias in (
+                node.names if isinstance(node, ast.Import) else [ast.alias(node.module or "")]
+            )
         }
         assert "ptgen" not in imported, path
         assert ".cuda()" not in source, path
@@ -106,7 +113,9 @@ def test_options_flow_into_the_config(tmp_path: Path) -> None:
 
 
 def test_dry_run_writes_nothing(tmp_path: Path) -> None:
-    result = runner.invoke(app, ["new", "project", "demo", "-o", str(tmp_path / "out"), "--dry-run"])
+    result = runner.invoke(
+        app, ["new", "project", "demo", "-o", str(tmp_path / "out"), "--dry-run"]
+    )
     assert result.exit_code == 0, result.output
     assert "src/demo/train.py" in result.output
     assert not (tmp_path / "out").exists()
@@ -126,7 +135,9 @@ def test_force_writes_into_an_existing_directory_and_keeps_other_files(tmp_path:
     target = tmp_path / "demo"
     target.mkdir()
     (target / "notes.txt").write_text("mine", encoding="utf-8")
-    result = runner.invoke(app, ["new", "project", "demo", "-o", str(tmp_path), "--no-smoke", "--force"])
+    result = runner.invoke(
+        app, ["new", "project", "demo", "-o", str(tmp_path), "--no-smoke", "--force"]
+    )
     assert result.exit_code == 0, result.output
     assert (target / "notes.txt").read_text(encoding="utf-8") == "mine"
     assert (target / "src/demo/train.py").is_file()
@@ -134,7 +145,9 @@ def test_force_writes_into_an_existing_directory_and_keeps_other_files(tmp_path:
 
 def test_target_that_is_a_file_is_refused(tmp_path: Path) -> None:
     (tmp_path / "demo").write_text("a file", encoding="utf-8")
-    result = runner.invoke(app, ["new", "project", "demo", "-o", str(tmp_path), "--no-smoke", "--force"])
+    result = runner.invoke(
+        app, ["new", "project", "demo", "-o", str(tmp_path), "--no-smoke", "--force"]
+    )
     assert result.exit_code == 1 and "not a directory" in result.output
     assert (tmp_path / "demo").read_text(encoding="utf-8") == "a file"
 
@@ -144,7 +157,9 @@ def test_read_only_output_dir_is_refused(tmp_path: Path) -> None:
     locked.mkdir()
     locked.chmod(0o500)
     try:
-        result = runner.invoke(app, ["new", "project", "demo", "-o", str(locked / "sub"), "--no-smoke"])
+        result = runner.invoke(
+            app, ["new", "project", "demo", "-o", str(locked / "sub"), "--no-smoke"]
+        )
         if result.exit_code == 0:  # root ignores permissions: then it must simply work
             assert (locked / "sub" / "demo" / "pyproject.toml").is_file()
         else:
@@ -154,7 +169,9 @@ def test_read_only_output_dir_is_refused(tmp_path: Path) -> None:
         locked.chmod(0o700)
 
 
-def test_failure_mid_generation_leaves_nothing(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_failure_mid_generation_leaves_nothing(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """A component template that renders invalid Python fails the run after Copier wrote files."""
     import ptgen.project
 
@@ -178,3 +195,10 @@ def test_generation_is_deterministic(tmp_path: Path) -> None:
     b = tree_snapshot(generate(tmp_path / "b", name="demo"))
     strip = {k: v for k, v in a.items() if not k.startswith(".git/")}
     assert strip == {k: v for k, v in b.items() if not k.startswith(".git/")}
+
+
+def test_generated_project_is_ptgen_lint_clean(default_project: Path) -> None:
+    from ptgen.lint import lint_paths
+
+    findings = lint_paths([default_project])
+    assert findings == [], [f"{f.path}:{f.line} {f.code} {f.message}" for f in findings]

@@ -36,7 +36,8 @@ def read_project(project_dir: Path) -> ProjectInfo:
     answers_path = project_dir / ANSWERS_FILE
     if not answers_path.is_file():
         raise NotAProject(
-            f"{project_dir} is not a ptgen project (no {ANSWERS_FILE}); run inside one or pass --project DIR"
+            f"{project_dir} is not a ptgen project (no {ANSWERS_FILE}); "
+            "run inside one or pass --project DIR"
         )
     try:
         answers = yaml.safe_load(answers_path.read_text(encoding="utf-8")) or {}
@@ -51,7 +52,11 @@ def read_project(project_dir: Path) -> ProjectInfo:
 
 
 def plan_component(
-    project: ProjectInfo, group: str, name: str, kind: str | None = None, variable_length: bool = False
+    project: ProjectInfo,
+    group: str,
+    name: str,
+    kind: str | None = None,
+    variable_length: bool = False,
 ) -> FilePlan:
     """The files of one component: its module and its test, black-formatted."""
     name = component_name(name)
@@ -71,7 +76,9 @@ def plan_component(
     module = f"src/{project.package}/{GROUP_DIRS[group]}/{name}.py"
     test = f"tests/test_{'model' if group == 'model' else 'data'}_{name}.py"
     plan = FilePlan(project.root)
-    plan.add(module, format_python(render_file(spec.directory / f"{group}.py.jinja", context), module))
+    plan.add(
+        module, format_python(render_file(spec.directory / f"{group}.py.jinja", context), module)
+    )
     test_template = templates_dir() / group / f"test_{group}.py.jinja"
     plan.add(test, format_python(render_file(test_template, context), test))
     return plan

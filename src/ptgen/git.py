@@ -1,11 +1,17 @@
-"""The few git operations ptgen needs, working without a configured git identity."""
+"""Run git and read its answer; make a new project's first commit.
+
+Failures become GitError, a PtgenError, so the CLI shows them as one line. Commits work
+without a configured git identity (CI has none): a neutral one is used only then.
+"""
 
 from __future__ import annotations
 
 import os
-import shutil
 import subprocess
+from collections.abc import Mapping
 from pathlib import Path
+
+from ptgen.errors import PtgenError
 
 NEUTRAL_IDENTITY = {
     "GIT_AUTHOR_NAME": "ptgen",
@@ -15,36 +21,52 @@ NEUTRAL_IDENTITY = {
 }
 
 
-def available() -> bool:
-    return shutil.which("git") is not None
+class GitError(PtgenError):
+    """A git command failed, or git is not installed."""
 
 
-def git(args: list[str], cwd: Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        ["git", *args], cwd=cwd, env=_env(cwd), capture_output=True, text=True, check=True
-    )
+def git(cwd: Path, *args: str, env: Mapping[str, str] | None = None, check: bool = True) -> str:
+    """Run `git ARGS` in `cwd` and return its stdout; raise GitError when it fails."""
+    try:
+        proc = subprocess.run(
+            ["git", *args],
+            cwd=cwd,
+            env=dict(env) if env is not None else None,
+            capture_output=True,
+            text=True,
+        )
+    except FileNotFoundError:
+        raise GitError("git is not installed or not on PATH") from None
+    if check and proc.returncode != 0:
+        detail = proc.stderr.strip().splitlines()[-1:] or ["(no message)"]
+        raise GitError(f"git {' '.join(args[:2])} failed in {cwd}: {detail[0]}")
+    return proc.stdout
 
 
-def _env(cwd: Path) -> dict[str, str]:
+def git_ok(cwd: Path, *args: str) -> bool:
+    """True when `git ARGS` exits 0 (for questions such as 'is this a repository?')."""
+    try:
+        return subprocess.run(["git", *args], cwd=cwd, capture_output=True).returncode == 0
+    except FileNotFoundError:
+        return False
+
+
+def commit_env(cwd: Path) -> dict[str, str]:
     """The caller's environment, plus a neutral identity only where none is configured."""
     env = dict(os.environ)
-    email = subprocess.run(
-        ["git", "config", "user.email"], cwd=cwd, capture_output=True, text=True
-    ).stdout.strip()
-    if not email and not env.get("GIT_AUTHOR_EMAIL"):
+    configured = git_ok(cwd, "config", "user.email") or env.get("GIT_AUTHOR_EMAIL")
+    if not configured:
         env.update(NEUTRAL_IDENTITY)
     return env
 
 
 def init_and_commit(path: Path, message: str) -> bool:
-    """`git init` + commit everything; False (and nothing raised) when git is missing or fails."""
-    if not available():
-        return False
+    """`git init` + commit everything; False (nothing raised) when git is missing or fails."""
     try:
         if not (path / ".git").exists():
-            git(["init", "-q", "-b", "main"], path)
-        git(["add", "-A"], path)
-        git(["commit", "-q", "--no-verify", "-m", message], path)
-    except subprocess.CalledProcessError:
+            git(path, "init", "-q", "-b", "main")
+        git(path, "add", "-A")
+        git(path, "commit", "-q", "--no-verify", "-m", message, env=commit_env(path))
+    except GitError:
         return False
     return True

@@ -8,10 +8,11 @@ from __future__ import annotations
 import keyword
 import re
 import sys
-import tomllib
 from dataclasses import dataclass
 from enum import Enum
 from pathlib import Path
+
+import tomllib
 
 from ptgen.errors import InvalidName, PtgenError
 from ptgen.paths import templates_dir
@@ -70,7 +71,9 @@ def check_kind(group: str, kind: str, task: str) -> ComponentKind:
     if kind not in kinds:
         raise PtgenError(f"unknown {group} kind {kind!r}; kinds for {task}: {fitting}")
     if task not in kinds[kind].tasks:
-        raise PtgenError(f"{group} kind {kind!r} does not fit a {task} project; use one of: {fitting}")
+        raise PtgenError(
+            f"{group} kind {kind!r} does not fit a {task} project; use one of: {fitting}"
+        )
     return kinds[kind]
 
 
@@ -88,7 +91,8 @@ def package_name(project_name: str) -> str:
         raise InvalidName(f"project name is longer than {MAX_NAME_LENGTH} characters")
     if not _NAME.match(project_name):
         raise InvalidName(
-            f"invalid project name {project_name!r}: use letters, digits, '-' and '_', starting with a letter"
+            f"invalid project name {project_name!r}: "
+            "use letters, digits, '-' and '_', starting with a letter"
         )
     package = project_name.lower().replace("-", "_")
     _check_identifier(package, "project name")
@@ -99,11 +103,14 @@ def component_name(name: str) -> str:
     """Validate a model/dataset name: a lower-case Python module name."""
     if not re.fullmatch(r"[a-z][a-z0-9_]*", name or ""):
         raise InvalidName(
-            f"invalid component name {name!r}: use lower-case letters, digits and '_', starting with a letter"
+            f"invalid component name {name!r}: "
+            "use lower-case letters, digits and '_', starting with a letter"
         )
     if len(name) > MAX_NAME_LENGTH:
         raise InvalidName(f"component name is longer than {MAX_NAME_LENGTH} characters")
-    _check_identifier(name, "component name")
+    # A component is a submodule (PKG.data.csv), so it cannot shadow a top-level module.
+    if keyword.iskeyword(name) or keyword.issoftkeyword(name):
+        raise InvalidName(f"component name {name!r} is a Python keyword")
     return name
 
 

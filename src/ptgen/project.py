@@ -47,6 +47,7 @@ def new_project(
     output_dir: Path = Path("."),
     *,
     run_smoke: bool = True,
+    init_git: bool = True,
     dry_run: bool = False,
     force: bool = False,
     progress: Callable[[str], None] = lambda message: None,
@@ -71,14 +72,16 @@ def new_project(
         if run_smoke:
             progress("smoke-testing: training a few steps")
             report = smoke(staged)
-        committed = git.init_and_commit(staged, f"Generate {options.name} with ptgen")
-        if not committed:
+        committed = init_git and git.init_and_commit(staged, f"Generate {options.name} with ptgen")
+        if init_git and not committed:
             progress("note: git is unavailable or failed; the project is not a git repository")
         _move_into_place(staged, target)
     return NewProjectResult(target, files, committed, report)
 
 
-def _render(options: ProjectOptions, package: str, task: str, model_kind: str, staged: Path) -> None:
+def _render(
+    options: ProjectOptions, package: str, task: str, model_kind: str, staged: Path
+) -> None:
     import copier
 
     model_name = model_kind

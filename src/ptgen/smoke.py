@@ -39,7 +39,10 @@ class SmokeReport:
 def smoke(
     project_dir: Path, steps: int = 5, overrides: list[str] | None = None, check: bool = True
 ) -> SmokeReport:
-    """Run `python -m PKG smoke --json` with src/ on the path; SmokeFailed names the failed stage."""
+    """Run `python -m PKG smoke --json` with src/ on the path.
+
+    With `check`, a failure raises SmokeFailed naming the stage that broke.
+    """
     from ptgen.components import read_project
 
     project_dir = project_dir.resolve()
@@ -48,7 +51,9 @@ def smoke(
     for item in overrides or []:
         command += ["--set", item]
     env = dict(os.environ, PYTHONDONTWRITEBYTECODE="1")
-    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(project_dir / "src"), env.get("PYTHONPATH")]))
+    env["PYTHONPATH"] = os.pathsep.join(
+        filter(None, [str(project_dir / "src"), env.get("PYTHONPATH")])
+    )
     start = time.perf_counter()
     proc = subprocess.run(command, cwd=project_dir, env=env, capture_output=True, text=True)
     report = SmokeReport(total_seconds=time.perf_counter() - start)

@@ -10,7 +10,7 @@ from ptgen import __version__
 
 app = typer.Typer(
     name="ptgen",
-    help="Generate PyTorch projects that already train, grow them, update them, and lint PyTorch code.",
+    help="Generate PyTorch projects that already train; grow, update and lint them.",
     no_args_is_help=True,
     rich_markup_mode=None,
     pretty_exceptions_enable=False,
@@ -26,15 +26,19 @@ def _version(value: bool) -> None:
 @app.callback()
 def root(
     version: Annotated[
-        bool, typer.Option("--version", callback=_version, is_eager=True, help="Print the version and exit.")
+        bool,
+        typer.Option(
+            "--version", callback=_version, is_eager=True, help="Print the version and exit."
+        ),
     ] = False,
 ) -> None:
-    """Generate PyTorch projects that already train, grow them, update them, and lint PyTorch code."""
+    """Generate PyTorch projects that already train; grow, update and lint them."""
 
 
 def _register() -> None:
     # Command modules import only typer and ptgen's light modules at import time.
-    from ptgen.cli import add, lint, list, new, smoke  # noqa: F401  (commands register themselves)
+    # Each command module registers itself on `app` when imported.
+    from ptgen.cli import add, lint, list, new, smoke, update  # noqa: F401
 
 
 _register()

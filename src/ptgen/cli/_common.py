@@ -30,6 +30,13 @@ def user_errors() -> Iterator[None]:
 
 def print_smoke(report: SmokeReport) -> None:
     for stage in report.stages:
-        mark = typer.style("PASS", fg=typer.colors.GREEN) if stage.ok else typer.style("FAIL", fg=typer.colors.RED)
+        mark = (
+            typer.style("PASS", fg=typer.colors.GREEN)
+            if stage.ok
+            else typer.style("FAIL", fg=typer.colors.RED)
+        )
         typer.echo(f"{mark} {stage.name:<10} {stage.seconds:6.2f}s  {stage.detail}")
-    typer.echo(f"smoke: {report.total_seconds:.1f}s in all ({report.startup_seconds:.1f}s start-up and imports)")
+    typer.echo(
+        f"smoke: {report.total_seconds:.1f}s in all "
+        f"({report.startup_seconds:.1f}s start-up and imports)"
+    )

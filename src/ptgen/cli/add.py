@@ -10,7 +10,9 @@ import typer
 from ptgen.cli import app
 from ptgen.cli._common import user_errors
 
-add_app = typer.Typer(help="Add a model or dataset component to a generated project.", no_args_is_help=True)
+add_app = typer.Typer(
+    help="Add a model or dataset component to a generated project.", no_args_is_help=True
+)
 app.add_typer(add_app, name="add")
 
 ProjectOption = Annotated[
@@ -20,7 +22,15 @@ DryRunOption = Annotated[bool, typer.Option("--dry-run", help="Print the plan; w
 ForceOption = Annotated[bool, typer.Option("--force", help="Rewrite this component's own files.")]
 
 
-def _run(group: str, project: Path, name: str, kind: str | None, variable_length: bool, force: bool, dry_run: bool) -> None:
+def _run(
+    group: str,
+    project: Path,
+    name: str,
+    kind: str | None,
+    variable_length: bool,
+    force: bool,
+    dry_run: bool,
+) -> None:
     from ptgen.components import add_component
 
     with user_errors():
@@ -36,8 +46,12 @@ def _run(group: str, project: Path, name: str, kind: str | None, variable_length
 
 @add_app.command("model")
 def add_model_command(
-    name: Annotated[str, typer.Argument(help="Module name, e.g. wide_cnn (lower case, digits, _).")],
-    kind: Annotated[str | None, typer.Option(help="Model kind (see `ptgen list`); default fits the task.")] = None,
+    name: Annotated[
+        str, typer.Argument(help="Module name, e.g. wide_cnn (lower case, digits, _).")
+    ],
+    kind: Annotated[
+        str | None, typer.Option(help="Model kind (see `ptgen list`); default fits the task.")
+    ] = None,
     project: ProjectOption = Path("."),
     dry_run: DryRunOption = False,
     force: ForceOption = False,
@@ -55,7 +69,10 @@ def add_dataset_command(
     name: Annotated[str, typer.Argument(help="Module name, e.g. reviews (lower case, digits, _).")],
     kind: Annotated[str, typer.Option(help="Dataset kind (see `ptgen list`).")] = "synthetic",
     variable_length: Annotated[
-        bool, typer.Option("--variable-length", help="Token sequences of varying length, padded per batch.")
+        bool,
+        typer.Option(
+            "--variable-length", help="Token sequences of varying length, padded per batch."
+        ),
     ] = False,
     project: ProjectOption = Path("."),
     dry_run: DryRunOption = False,

@@ -17,9 +17,15 @@ app.add_typer(new_app, name="new")
 
 @new_app.command("project")
 def new_project_command(
-    name: Annotated[str, typer.Argument(help="Project name, e.g. my-classifier (package: my_classifier).")],
-    output_dir: Annotated[Path, typer.Option("--output-dir", "-o", help="Where to create NAME/.")] = Path("."),
-    task: Annotated[Task, typer.Option(help="What the project learns.")] = Task.image_classification,
+    name: Annotated[
+        str, typer.Argument(help="Project name, e.g. my-classifier (package: my_classifier).")
+    ],
+    output_dir: Annotated[
+        Path, typer.Option("--output-dir", "-o", help="Where to create NAME/.")
+    ] = Path("."),
+    task: Annotated[
+        Task, typer.Option(help="What the project learns.")
+    ] = Task.image_classification,
     model: Annotated[
         str | None, typer.Option(help="Model kind (see `ptgen list`); default depends on --task.")
     ] = None,
@@ -28,14 +34,24 @@ def new_project_command(
     author: Annotated[str, typer.Option(help="Author name.")] = "",
     amp: Annotated[bool, typer.Option("--amp/--no-amp", help="Mixed precision.")] = False,
     compile_: Annotated[
-        bool, typer.Option("--compile/--no-compile", help="torch.compile the model (slow first step).")
+        bool,
+        typer.Option("--compile/--no-compile", help="torch.compile the model (slow first step)."),
     ] = False,
     grad_checkpointing: Annotated[
-        bool, typer.Option("--grad-checkpointing/--no-grad-checkpointing", help="Trade compute for memory.")
+        bool,
+        typer.Option(
+            "--grad-checkpointing/--no-grad-checkpointing", help="Trade compute for memory."
+        ),
     ] = False,
-    smoke: Annotated[bool, typer.Option("--smoke/--no-smoke", help="Train a few steps to prove it works.")] = True,
-    dry_run: Annotated[bool, typer.Option("--dry-run", help="Print the files it would write; write nothing.")] = False,
-    force: Annotated[bool, typer.Option("--force", help="Write into an existing non-empty directory.")] = False,
+    smoke: Annotated[
+        bool, typer.Option("--smoke/--no-smoke", help="Train a few steps to prove it works.")
+    ] = True,
+    dry_run: Annotated[
+        bool, typer.Option("--dry-run", help="Print the files it would write; write nothing.")
+    ] = False,
+    force: Annotated[
+        bool, typer.Option("--force", help="Write into an existing non-empty directory.")
+    ] = False,
 ) -> None:
     """Create a PyTorch project that has already trained on this machine.
 
@@ -48,7 +64,11 @@ def new_project_command(
             name, task, model, dataset, description, author, amp, compile_, grad_checkpointing
         )
         result = new_project(
-            options, output_dir, run_smoke=smoke, dry_run=dry_run, force=force,
+            options,
+            output_dir,
+            run_smoke=smoke,
+            dry_run=dry_run,
+            force=force,
             progress=lambda message: typer.secho(message, dim=True, err=True),
         )
     if dry_run:

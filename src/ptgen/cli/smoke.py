@@ -16,7 +16,9 @@ from ptgen.cli._common import print_smoke, user_errors
 @app.command("smoke")
 def smoke_command(
     project: Annotated[Path, typer.Argument(help="Project directory.")] = Path("."),
-    steps: Annotated[int, typer.Option(min=1, max=1000, help="Optimiser steps in the train stage.")] = 5,
+    steps: Annotated[
+        int, typer.Option(min=1, max=1000, help="Optimiser steps in the train stage.")
+    ] = 5,
     overrides: Annotated[
         list[str] | None, typer.Option("--set", help="Config override KEY=VALUE (repeatable).")
     ] = None,
@@ -31,9 +33,12 @@ def smoke_command(
     with user_errors():
         report = smoke(project, steps, overrides, check=False)
     if as_json:
-        payload = {"ok": report.ok, "total_seconds": round(report.total_seconds, 3),
-                   "startup_seconds": round(report.startup_seconds, 3),
-                   "stages": [asdict(stage) for stage in report.stages]}
+        payload = {
+            "ok": report.ok,
+            "total_seconds": round(report.total_seconds, 3),
+            "startup_seconds": round(report.startup_seconds, 3),
+            "stages": [asdict(stage) for stage in report.stages],
+        }
         typer.echo(json.dumps(payload))
     else:
         print_smoke(report)

@@ -51,12 +51,22 @@ def _mode_before(ctx: FileContext, scope: ast.AST, model: str, use: ast.Call) ->
         if ctx.scope(call) is not scope:
             continue
         name, target = call_name(call), dotted(receiver(call) or ast.Constant(None))
-        if name == "eval" and target in (model, "self"):
+        if name == "eval" and _assigned_to(ctx, call) == model:  # model = build().eval()
+            mode = "eval"
+        elif name == "eval" and target in (model, "self"):
             mode = "eval"
         elif name == "train" and target in (model, "self"):
             arg = call.args[0] if call.args else None
             mode = "train" if arg is None or is_const(arg, True) else "eval"
     return mode
+
+
+def _assigned_to(ctx: FileContext, call: ast.Call) -> str | None:
+    """The name a call's result is assigned to (`x = f().eval()` -> "x"), if any."""
+    for node in ctx.of_type(ast.Assign):
+        if node.value is call and len(node.targets) == 1:  # type: ignore[attr-defined]
+            return dotted(node.targets[0])  # type: ignore[attr-defined]
+    return None
 
 
 @rule(

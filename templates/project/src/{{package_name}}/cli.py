@@ -1,4 +1,4 @@
-"""Command line: `python -m <package> train | evaluate | smoke`."""
+"""Command line: `python -m <package> train | evaluate | smoke | plot`."""
 
 from __future__ import annotations
 
@@ -39,6 +39,9 @@ def build_parser() -> argparse.ArgumentParser:
     smoke = add("smoke", "Prove in seconds that training, evaluation and checkpoints work.")
     smoke.add_argument("--steps", type=int, default=5, help="optimiser steps to run (default 5)")
     smoke.add_argument("--json", action="store_true", help="print one JSON object")
+    plot = commands.add_parser("plot", help="Draw loss/metric curves from a run's metrics.csv.")
+    plot.add_argument("--run-dir", default="runs/default", help="run directory (train.out_dir)")
+    plot.add_argument("--output", help="PNG file to write (default: RUN_DIR/metrics.png)")
     return parser
 
 
@@ -49,6 +52,10 @@ def main(argv: list[str] | None = None) -> int:
             from .train import fit
 
             fit(load_config(args.config, args.overrides))
+        elif args.command == "plot":
+            from .plot import plot_metrics
+
+            print(f"wrote {plot_metrics(args.run_dir, args.output)}")
         elif args.command == "evaluate":
             from .train import evaluate_checkpoint
 

@@ -73,10 +73,14 @@ class LossWindow:
 class MetricsFile:
     """metrics.csv in out_dir: one row per log interval (train) and per evaluation (val)."""
 
-    def __init__(self, path: Path, resume_step: int | None, enabled: bool) -> None:
-        self.path, self.enabled = path, enabled
+    def __init__(
+        self, path: Path, resume_step: int | None, enabled: bool, tensorboard: bool = False
+    ) -> None:
+        self.path, self.enabled, self.board = path, enabled, None
         if not enabled:
             return
+        if tensorboard:
+            self.board = _summary_writer(path.parent / "tensorboard")
         rows = []
         if resume_step is not None and path.exists():  # drop rows a crashed run wrote after it
             with open(path, newline="", encoding="utf-8") as handle:
@@ -97,6 +101,21 @@ class MetricsFile:
                     if k in FIELDS
                 }
             )
+        if self.board is not None:
+            for key in ("loss", "accuracy", "mae", "lr", "samples_per_sec"):
+                if isinstance(row.get(key), (int, float)):
+                    self.board.add_scalar(f"{row['split']}/{key}", row[key], row["step"])
+            self.board.flush()
+
+
+def _summary_writer(log_dir: Path) -> Any:
+    try:
+        from torch.utils.tensorboard import SummaryWriter
+    except ImportError as exc:
+        raise RuntimeError(
+            "train.logger=tensorboard needs tensorboard: pip install -e '.[tensorboard]'"
+        ) from exc
+    return SummaryWriter(str(log_dir))
 
 
 def progress(batches: Iterable[Any], total: int, desc: str, enabled: bool) -> Iterator[Any] | tqdm:
@@ -164,7 +183,10 @@ class Reporter:
             run.out_dir.mkdir(parents=True, exist_ok=True)
             (run.out_dir / "config.toml").write_text(to_toml(run.config), encoding="utf-8")
         resume_step = run.state.step if run.resumed else None
-        self.metrics = MetricsFile(run.out_dir / "metrics.csv", resume_step, run.info.is_main)
+        tensorboard = run.config.train.logger == "tensorboard"
+        self.metrics = MetricsFile(
+            run.out_dir / "metrics.csv", resume_step, run.info.is_main, tensorboard
+        )
         self.window = LossWindow(run.settings.device)
         profile = run.config.train.profile and run.info.is_main
         self.profiler = StepProfiler(profile, run.out_dir, run.settings.device)

@@ -53,13 +53,13 @@ def stage_train(config: Config) -> str:
     return f"{result['step']} steps, val loss {result['loss']:.4f}"
 
 
-def stage_overfit(config: Config, steps: int = 30) -> str:
+def stage_overfit(config: Config, steps: int = 20, batch_size: int = 8) -> str:
     set_seed(config.train.seed)
     device = get_device(config.train.device)
     bundle = build_data(config.data, config.train.seed)
     model = build_model(config.model, bundle.spec).to(device)
     train_loader, _, _ = build_loaders(bundle, config, DistInfo(), device)
-    batch = to_device(next(iter(train_loader)), device)
+    batch = {k: v[:batch_size] for k, v in to_device(next(iter(train_loader)), device).items()}
     optimizer = torch.optim.AdamW(model.parameters(), lr=3e-3)
     settings = _settings(config, device)
     scaler = make_grad_scaler(device, config.train.amp, amp_dtype(device, config.train.amp_dtype))
@@ -67,7 +67,7 @@ def stage_overfit(config: Config, steps: int = 30) -> str:
     first, last = losses[0], min(losses[-3:])
     if not (math.isfinite(last) and last < 0.7 * first):
         raise AssertionError(f"loss did not fall on one batch: {first:.4f} -> {last:.4f}")
-    return f"one batch, {steps} steps: loss {first:.4f} -> {last:.4f}"
+    return f"one batch of {batch_size}, {steps} steps: loss {first:.4f} -> {last:.4f}"
 
 
 def stage_evaluate(config: Config) -> str:

@@ -1,0 +1,141 @@
+"""image_folder: images in class folders (ptgen dataset kind "image-folder").
+
+Layout of `data.root`:
+    root/train/<class>/*.png|jpg|jpeg|bmp|gif|webp
+    root/val/<class>/...        optional; without it `data.val_fraction` of each
+                                training class is held out (the same files every run)
+Images are decoded with Pillow, converted to RGB, resized to data.image_size x
+data.image_size and normalised per channel with the mean/std of the training split.
+Class names and those statistics go into `bundle.state` (saved in checkpoints), so
+evaluation prepares images exactly as training did. With an empty `data.root` the
+project's synthetic images are used instead. This file is yours: `ptgen update` never
+touches it.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import torch
+from PIL import Image, UnidentifiedImageError
+from torch.utils.data import Dataset
+
+from ..config import DataConfig
+from . import DataBundle, DataSpec
+from ._synthetic import make_bundle
+
+IMAGE_EXTENSIONS = {".png", ".jpg", ".jpeg", ".bmp", ".gif", ".webp"}
+SPLIT_SEED = 0  # fixed: the held-out files do not change with train.seed
+MAX_STATS_IMAGES = 2000  # mean/std are estimated on at most this many training images
+
+
+def load_image(path: Path, size: int) -> torch.Tensor:
+    """One image file as a float tensor (3, size, size) with values in [0, 1]."""
+    try:
+        with Image.open(path) as image:
+            rgb = image.convert("RGB").resize((size, size), Image.Resampling.BILINEAR)
+    except (OSError, UnidentifiedImageError) as exc:
+        raise ValueError(f"cannot read image {path}: {exc}") from exc
+    pixels = torch.frombuffer(bytearray(rgb.tobytes()), dtype=torch.uint8)  # (H*W*3,)
+    return pixels.view(size, size, 3).permute(2, 0, 1).float() / 255.0  # (3, H, W)
+
+
+class ImageFolder(Dataset):
+    """Samples {"inputs": (3, S, S) normalised float, "targets": class index}."""
+
+    def __init__(
+        self, files: list[tuple[Path, int]], size: int, mean: torch.Tensor, std: torch.Tensor
+    ) -> None:
+        self.files, self.size = files, size
+        self.mean, self.std = mean.view(3, 1, 1), std.view(3, 1, 1)  # (3, 1, 1)
+
+    def __len__(self) -> int:
+        return len(self.files)
+
+    def __getitem__(self, index: int) -> dict[str, torch.Tensor]:
+        path, label = self.files[index]
+        image = load_image(path, self.size)  # (3, S, S)
+        return {"inputs": (image - self.mean) / self.std, "targets": torch.tensor(label)}
+
+
+def find_images(split_dir: Path) -> dict[str, list[Path]]:
+    """{class name: sorted image files} for every class folder holding at least one image."""
+    found = {}
+    for class_dir in sorted(p for p in split_dir.iterdir() if p.is_dir()):
+        files = sorted(
+            p for p in class_dir.rglob("*") if p.is_file() and p.suffix.lower() in IMAGE_EXTENSIONS
+        )
+        if files:
+            found[class_dir.name] = files
+    return found
+
+
+def hold_out(
+    by_class: dict[str, list[Path]], fraction: float
+) -> tuple[dict[str, list[Path]], dict[str, list[Path]]]:
+    """Split every class into train/val the same way on every run."""
+    train, val = {}, {}
+    gen = torch.Generator().manual_seed(SPLIT_SEED)
+    for name, files in by_class.items():
+        order = torch.randperm(len(files), generator=gen).tolist()
+        n_val = min(max(round(len(files) * fraction), 1), len(files) - 1)
+        val[name] = [files[i] for i in order[:n_val]]
+        train[name] = [files[i] for i in order[n_val:]]
+    return train, val
+
+
+def labelled(
+    by_class: dict[str, list[Path]], classes: list[str], split: str
+) -> list[tuple[Path, int]]:
+    unknown = sorted(set(by_class) - set(classes))
+    if unknown:
+        raise ValueError(f"{split} split has classes not seen in training: {', '.join(unknown)}")
+    index = {name: i for i, name in enumerate(classes)}
+    return [(path, index[name]) for name, files in by_class.items() for path in files]
+
+
+def channel_stats(files: list[tuple[Path, int]], size: int) -> tuple[torch.Tensor, torch.Tensor]:
+    """Per-channel mean and std (3,) over (an evenly spaced subset of) the training images."""
+    step = max(len(files) // MAX_STATS_IMAGES, 1)
+    images = torch.stack([load_image(path, size) for path, _ in files[::step]])  # (N, 3, S, S)
+    mean = images.mean(dim=(0, 2, 3))  # (3,)
+    std = images.std(dim=(0, 2, 3)).clamp(min=1e-6)  # (3,), a flat channel must not divide by 0
+    return mean, std
+
+
+def build(cfg: DataConfig, seed: int, state: dict[str, Any] | None = None) -> DataBundle:
+    if not cfg.root:
+        return make_bundle("image-classification", cfg, seed)
+    root = Path(cfg.root).expanduser()
+    train_dir = root / "train"
+    if not train_dir.is_dir():
+        raise FileNotFoundError(
+            f"data.root {root} has no train/ folder; expected root/train/<class>/*.png|jpg"
+        )
+    train_by_class = find_images(train_dir)
+    if not train_by_class:
+        raise FileNotFoundError(
+            f"no images ({', '.join(sorted(IMAGE_EXTENSIONS))}) in {train_dir}/<class>/"
+        )
+    if (root / "val").is_dir():
+        val_by_class = find_images(root / "val")
+    else:
+        train_by_class, val_by_class = hold_out(train_by_class, cfg.val_fraction)
+    classes = list(state["classes"]) if state else sorted(train_by_class)
+    train_files = labelled(train_by_class, classes, "train")
+    val_files = labelled(val_by_class, classes, "val")
+    if not val_files:
+        raise FileNotFoundError(f"no validation images in {root / 'val'}/<class>/")
+    if state:
+        mean, std = state["mean"], state["std"]
+    else:
+        mean, std = channel_stats(train_files, cfg.image_size)
+    size = cfg.image_size
+    spec = DataSpec("image-classification", len(classes), in_channels=3, image_size=size)
+    return DataBundle(
+        ImageFolder(train_files, size, mean, std),
+        ImageFolder(val_files, size, mean, std),
+        spec,
+        state={"classes": classes, "mean": mean, "std": std},
+    )

@@ -1,0 +1,56 @@
+"""Regenerate the committed examples: `python generated_examples/regenerate.py`.
+
+Each example is exactly what `ptgen new project` writes for one canonical option set
+(without the smoke run and without `.git`). tests/test_examples.py fails when these
+differ from what ptgen produces now, so run this after changing a template.
+"""
+
+from __future__ import annotations
+
+import shutil
+import sys
+import tempfile
+from pathlib import Path
+
+from ptgen.project import ProjectOptions, new_project
+
+HERE = Path(__file__).resolve().parent
+
+CANONICAL: dict[str, ProjectOptions] = {
+    "image-classifier": ProjectOptions(name="image-classifier"),
+    "sequence-classifier": ProjectOptions(
+        name="sequence-classifier", task="sequence-classification", model="transformer"
+    ),
+    "tabular-regressor": ProjectOptions(
+        name="tabular-regressor", task="tabular-regression", model="mlp", dataset="csv"
+    ),
+    "everything-on": ProjectOptions(
+        name="everything-on",
+        model="resnet",
+        dataset="image-folder",
+        amp=True,
+        compile=True,
+        grad_checkpointing=True,
+        description="Every option switched on",
+    ),
+}
+
+
+def render_example(name: str, destination: Path) -> Path:
+    """Render one canonical example into destination/NAME (which must not exist)."""
+    return new_project(CANONICAL[name], destination, run_smoke=False, init_git=False).path
+
+
+def main() -> int:
+    for name in CANONICAL:
+        with tempfile.TemporaryDirectory() as scratch:
+            fresh = render_example(name, Path(scratch))
+            target = HERE / name
+            shutil.rmtree(target, ignore_errors=True)
+            shutil.copytree(fresh, target)
+        print(f"regenerated generated_examples/{name}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

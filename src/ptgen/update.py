@@ -1,0 +1,220 @@
+"""`ptgen update`: bring template improvements into an existing project, keeping user edits.
+
+The update is Copier's (`copier.run_update`, a three-way merge of the old template, the
+new template and the project); ptgen adds what Copier leaves to the caller: it makes sure
+the template cache holds the target version, refuses a dirty working tree up front, and
+afterwards finds every conflict Copier left (unmerged files, `.rej` files, conflict
+markers) instead of exiting 0 over them. Models and datasets written by `ptgen add` are
+not part of the template, so Copier never touches them.
+
+Library use::
+
+    from ptgen.update import update_project
+
+    report = update_project(Path("my-project"), to_version=None, dry_run=True)
+    print("\\n".join(report.lines()))
+    if report.conflicts:
+        ...
+"""
+
+from __future__ import annotations
+
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+
+from ptgen.errors import NotAProject, PtgenError
+from ptgen.git import git, git_ok
+from ptgen.template_source import TemplateRef, resolve_template
+
+ANSWERS_FILE = ".copier-answers.yml"
+_UNMERGED = {"DD", "AU", "UD", "UA", "DU", "AA", "UU"}
+_MARKERS = ("<<<<<<< ", ">>>>>>> ")
+
+
+class DirtyProject(PtgenError):
+    """The project has uncommitted changes; an update needs a clean git working tree."""
+
+
+class UpdateFailed(PtgenError):
+    """Copier could not update the project."""
+
+
+@dataclass(frozen=True)
+class UpdateReport:
+    """What an update changed (or, with dry_run, would change) in a project."""
+
+    project: Path
+    from_version: str
+    to_version: str
+    dry_run: bool = False
+    changed: tuple[str, ...] = ()
+    added: tuple[str, ...] = ()
+    removed: tuple[str, ...] = ()
+    conflicts: tuple[str, ...] = ()
+
+    @property
+    def up_to_date(self) -> bool:
+        return not (self.changed or self.added or self.removed or self.conflicts)
+
+    def lines(self) -> list[str]:
+        """A human summary: one line per file, then what to do next."""
+        verb = "Would update" if self.dry_run else "Updated"
+        head = f"{verb} {self.project.name}: template {self.from_version} -> {self.to_version}"
+        if self.up_to_date:
+            return [f"{self.project.name} is up to date (template {self.to_version})"]
+        rows = [f"  {kind:<9}{path}" for kind, paths in self._groups() for path in paths]
+        return [head, *rows, self._advice()]
+
+    def _groups(self) -> list[tuple[str, tuple[str, ...]]]:
+        return [
+            ("conflict", self.conflicts),
+            ("changed", self.changed),
+            ("added", self.added),
+            ("removed", self.removed),
+        ]
+
+    def _advice(self) -> str:
+        if self.dry_run:
+            clash = f" {len(self.conflicts)} file(s) would conflict." if self.conflicts else ""
+            return "Dry run: nothing was changed." + clash
+        if self.conflicts:
+            return (
+                f"{len(self.conflicts)} conflict(s): resolve the <<<<<<< markers, apply and delete "
+                "the .rej files, then `git add` and commit."
+            )
+        return "Review with `git diff`, then commit."
+
+
+def update_project(
+    project_dir: Path, to_version: str | None = None, dry_run: bool = False
+) -> UpdateReport:
+    """Update `project_dir` to template `to_version` (default: newest); see the module doc."""
+    project_dir = project_dir.resolve()
+    answers = read_answers(project_dir)
+    require_clean_repo(project_dir)
+    ref = resolve_template(to_version)
+    _require_same_source(answers, ref)
+    versions = (project_dir, answers["_commit"].removeprefix("v"), ref.version, dry_run)
+    if _same_commit(ref, answers["_commit"]):
+        return UpdateReport(*versions)
+    if not dry_run:
+        return UpdateReport(*versions, **_run_update(project_dir, ref))
+    with tempfile.TemporaryDirectory(prefix="ptgen-update-") as tmp:
+        return UpdateReport(*versions, **_run_update(_clone_project(project_dir, Path(tmp)), ref))
+
+
+def read_answers(project_dir: Path) -> dict[str, str]:
+    """The project's Copier answers; NotAProject when it has none or they lack a version."""
+    import yaml  # PyYAML comes with Copier
+
+    path = project_dir / ANSWERS_FILE
+    if not path.is_file():
+        raise NotAProject(f"{project_dir} has no {ANSWERS_FILE}: not a ptgen project")
+    answers = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+    if not answers.get("_commit") or not answers.get("_src_path"):
+        raise NotAProject(
+            f"{path} records no template version (_commit/_src_path): the project was "
+            "generated from an unversioned template and cannot be updated"
+        )
+    return {key: str(value) for key, value in answers.items()}
+
+
+def require_clean_repo(project_dir: Path) -> None:
+    """Refuse a project outside git or with uncommitted changes (Copier would too, later)."""
+    if not git_ok(project_dir, "rev-parse", "--is-inside-work-tree"):
+        raise NotAProject(f"{project_dir} is not in a git repository; `git init` and commit first")
+    dirty = git(project_dir, "status", "--porcelain", "--untracked-files=all").splitlines()
+    if dirty:
+        shown = ", ".join(line[3:] for line in dirty[:3]) + (", ..." if len(dirty) > 3 else "")
+        raise DirtyProject(
+            f"{project_dir} has uncommitted changes ({shown}): commit or stash them first, "
+            "so the update can be reviewed and undone with git"
+        )
+
+
+def _require_same_source(answers: dict[str, str], ref: TemplateRef) -> None:
+    recorded = Path(answers["_src_path"]).expanduser()
+    if recorded != Path(ref.src_path).expanduser():
+        raise UpdateFailed(
+            f"the project's template source is {answers['_src_path']}, but ptgen's template "
+            f"cache is {ref.src_path}; set PTGEN_CACHE_DIR to the recorded cache's parent"
+        )
+
+
+def _same_commit(ref: TemplateRef, recorded: str) -> bool:
+    cache = Path(ref.src_path).expanduser()
+    old = git(cache, "rev-parse", "-q", "--verify", f"{recorded}^{{commit}}", check=False)
+    return old.strip() == git(cache, "rev-parse", f"{ref.vcs_ref}^{{commit}}").strip()
+
+
+def _clone_project(project_dir: Path, tmp: Path) -> Path:
+    """A throwaway clone of the project's HEAD, at the same place inside its repository."""
+    top = Path(git(project_dir, "rev-parse", "--show-toplevel").strip()).resolve()
+    git(tmp, "clone", "-q", "--no-hardlinks", str(top), "clone")
+    return tmp / "clone" / project_dir.relative_to(top)
+
+
+def _run_update(project_dir: Path, ref: TemplateRef) -> dict[str, tuple[str, ...]]:
+    """Run Copier's update, then sort what it did into the report's file lists."""
+    import copier
+    from copier.errors import CopierError
+
+    try:
+        copier.run_update(
+            project_dir,
+            vcs_ref=ref.vcs_ref,
+            overwrite=True,
+            defaults=True,
+            skip_answered=True,
+            unsafe=True,
+            quiet=True,
+            conflict="inline",
+        )
+    except CopierError as exc:
+        raise UpdateFailed(f"copier update failed: {exc}") from None
+    return _classify(_status(project_dir), project_dir)
+
+
+def _classify(status: dict[str, str], project_dir: Path) -> dict[str, tuple[str, ...]]:
+    """Split `git status` (path -> XY code) into conflicts, changed, added and removed."""
+    conflicts = {p for p, code in status.items() if code in _UNMERGED or p.endswith(".rej")}
+    conflicts |= set(_files_with_markers(project_dir, status))
+    added = tuple(p for p, code in status.items() if code in ("??", "A ") and p not in conflicts)
+    removed = tuple(p for p, code in status.items() if "D" in code and p not in conflicts)
+    changed = tuple(p for p in status if p not in conflicts.union(added, removed))
+    return {
+        "conflicts": tuple(sorted(conflicts)),
+        "changed": changed,
+        "added": added,
+        "removed": removed,
+    }
+
+
+def _status(project_dir: Path) -> dict[str, str]:
+    """`git status` as {path relative to the project: XY code}."""
+    out = git(project_dir, "status", "--porcelain=v1", "-z", "--untracked-files=all", "--", ".")
+    prefix = git(project_dir, "rev-parse", "--show-prefix").strip()
+    entries: dict[str, str] = {}
+    fields = iter(out.split("\0"))
+    for entry in fields:
+        if not entry:
+            continue
+        code, path = entry[:2], entry[3:]
+        if code[0] in "RC":
+            next(fields)  # the rename's source path
+        entries[path.removeprefix(prefix)] = code
+    return entries
+
+
+def _files_with_markers(project_dir: Path, status: dict[str, str]) -> list[str]:
+    """Changed files still holding conflict markers that git does not show as unmerged."""
+    found = []
+    for path, code in status.items():
+        file = project_dir / path
+        if code in _UNMERGED or path.endswith(".rej") or not file.is_file():
+            continue
+        text = file.read_text(encoding="utf-8", errors="replace")
+        if any(line.startswith(_MARKERS) for line in text.splitlines()):
+            found.append(path)
+    return found

@@ -1,0 +1,159 @@
+"""Every model and dataset kind, added to a real project of each task, passes that
+project's own tests, black and ruff, and trains (`smoke`) on synthetic and on real files.
+
+One project per task holds every compatible kind, so the expensive parts (the project's
+pytest run, one smoke run per model) happen once per task. Run with `-n 2`.
+"""
+
+from __future__ import annotations
+
+import csv
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from PIL import Image
+
+from ptgen.components import add_component
+from ptgen.errors import PtgenError
+from ptgen.lint import LintConfig, lint_paths
+from ptgen.options import default_kind, kinds_for_task
+from ptgen.project import ProjectOptions, new_project
+
+TASKS = ["image-classification", "sequence-classification", "tabular-regression"]
+FILE_KINDS = {
+    "image-classification": "image-folder",
+    "sequence-classification": "text",
+    "tabular-regression": "csv",
+}
+
+
+def run_in(project: Path, *args: str, timeout: int = 300) -> subprocess.CompletedProcess[str]:
+    """`python <args>` in the project, its src/ on the path, one thread per process
+    (two test workers on two cores: more threads only fight each other)."""
+    env = dict(
+        os.environ, PYTHONPATH=str(project / "src"), PYTHONDONTWRITEBYTECODE="1", OMP_NUM_THREADS="1"
+    )
+    return subprocess.run(
+        [sys.executable, *args], cwd=project, env=env, capture_output=True, text=True, timeout=timeout
+    )
+
+
+def module_name(kind: str) -> str:
+    """The module a kind is added as ("csv" would shadow the standard library's csv)."""
+    return "table" if kind == "csv" else kind.replace("-", "_")
+
+
+def write_images(root: Path) -> Path:
+    """root/train/<class>/*.png and a val/ split; the classes differ in colour.
+
+    Enough samples for smoke's 7 steps of 16 in one epoch (as for the other files)."""
+    for split, count in (("train", 60), ("val", 6)):
+        for label, colour in (("cat", (200, 40, 40)), ("dog", (40, 40, 200))):
+            folder = root / split / label
+            folder.mkdir(parents=True)
+            for i in range(count):
+                shade = tuple(min(c + i, 255) for c in colour)
+                Image.new("RGB", (10 + i % 5, 12), shade).save(folder / f"{i}.png")
+    return root
+
+
+def write_table(path: Path, rows: int = 150) -> Path:
+    with path.open("w", newline="") as f:
+        writer = csv.writer(f)
+        writer.writerow(["a", "b", "c", "y"])
+        for i in range(rows):
+            a, b, c = i % 7, (i * 3) % 11, i / 10
+            writer.writerow([a, b, c, 2 * a - b + 0.5 * c])
+    return path
+
+
+def write_text(path: Path, rows: int = 150) -> Path:
+    words = {"pos": "great lovely fine good", "neg": "awful bad poor terrible"}
+    with path.open("w", newline="") as f:
+        writer = csv.writer(f, delimiter="\t")
+        writer.writerow(["text", "label"])
+        for i in range(rows):
+            label = "pos" if i % 2 else "neg"
+            writer.writerow([f"This film was {words[label].split()[i % 4]}, truly! #{i}", label])
+    return path
+
+
+def real_root(task: str, where: Path) -> Path:
+    if task == "image-classification":
+        return write_images(where / "images")
+    if task == "sequence-classification":
+        return write_text(where / "reviews.tsv")
+    return write_table(where / "table.csv")
+
+
+@pytest.fixture(scope="module", params=TASKS)
+def project(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A project of one task with every compatible model and dataset kind added."""
+    task = request.param
+    path = new_project(
+        ProjectOptions(name="kinds", task=task), tmp_path_factory.mktemp(task), run_smoke=False
+    ).path
+    for kind in kinds_for_task("model", task):
+        if kind != default_kind("model", task):
+            add_component(path, "model", kind, kind)
+    for kind in kinds_for_task("dataset", task):
+        if kind != "synthetic":
+            variable = task == "sequence-classification"
+            add_component(path, "dataset", module_name(kind), kind, variable_length=variable)
+    return path
+
+
+def test_every_kind_is_rendered(project: Path) -> None:
+    package = project / "src" / "kinds"
+    task = next(t for t in TASKS if t in str(project))
+    for kind in kinds_for_task("model", task):
+        assert (package / "models" / f"{kind}.py").is_file()
+        assert (project / "tests" / f"test_model_{kind}.py").is_file()
+    for kind in kinds_for_task("dataset", task):
+        assert (package / "data" / f"{module_name(kind)}.py").is_file()
+    source = "\n".join(p.read_text() for p in package.rglob("*.py"))
+    assert ".cuda()" not in source and "import ptgen" not in source
+
+
+def test_black_ruff_and_ptgen_lint_are_clean(project: Path) -> None:
+    black = run_in(project, "-m", "black", "--check", "--quiet", "src", "tests")
+    assert black.returncode == 0, black.stderr
+    ruff = run_in(project, "-m", "ruff", "check", "--no-cache", "src", "tests")
+    assert ruff.returncode == 0, ruff.stdout + ruff.stderr
+    findings = lint_paths(sorted(project.glob("src/kinds/*/*.py")), config=LintConfig())
+    assert [f"{f.path.name}:{f.line} {f.code} {f.message}" for f in findings] == []
+
+
+@pytest.mark.slow
+def test_project_tests_pass(project: Path) -> None:
+    result = run_in(project, "-m", "pytest", "-q", "-x", "-p", "no:cacheprovider")
+    assert result.returncode == 0, result.stdout[-4000:] + result.stderr[-2000:]
+
+
+@pytest.mark.slow
+def test_every_model_and_dataset_trains(project: Path, tmp_path: Path) -> None:
+    """One smoke run per model; the file-based dataset is smoked on real files, once
+    with the default model and once with every other model in turn on synthetic data."""
+    task = next(t for t in TASKS if t in str(project))
+    root = real_root(task, tmp_path)
+    file_data = module_name(FILE_KINDS[task])
+    for i, model in enumerate(kinds_for_task("model", task)):
+        data = ["--set", f"data.name={file_data}"]
+        data += ["--set", f"data.root={root}"] if i % 2 == 0 else []
+        result = run_in(project, "-m", "kinds", "smoke", "--set", f"model.name={model}", *data)
+        assert result.returncode == 0, f"{model} on {data}:\n{result.stdout}\n{result.stderr}"
+
+
+def test_image_model_is_refused_in_a_sequence_project(tmp_path: Path) -> None:
+    path = new_project(
+        ProjectOptions(name="seq", task="sequence-classification"), tmp_path, run_smoke=False
+    ).path
+    with pytest.raises(PtgenError) as info:
+        add_component(path, "model", "wide", "resnet")
+    message = str(info.value)
+    assert "does not fit a sequence-classification project" in message
+    assert "use one of: gru, lstm, transformer" in message
+    assert not (path / "src" / "seq" / "models" / "wide.py").exists()

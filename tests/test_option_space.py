@@ -1,0 +1,82 @@
+"""Every task x model kind x dataset kind x amp x compile x grad-checkpointing renders clean.
+
+A fixed sample of combinations also smoke-trains (the slow tier).
+"""
+
+from __future__ import annotations
+
+import itertools
+import py_compile
+import subprocess
+from pathlib import Path
+
+import pytest
+import tomllib
+import yaml
+from helpers import generate, run_in_project
+
+from ptgen.lint import lint_paths
+from ptgen.options import Task, kinds_for_task
+
+COMBINATIONS = [
+    (task.value, model, dataset)
+    for task in Task
+    for model in kinds_for_task("model", task.value)
+    for dataset in kinds_for_task("dataset", task.value)
+]
+FLAGS = list(itertools.product([False, True], repeat=3))  # amp, compile, grad_checkpointing
+
+
+@pytest.mark.parametrize(("task", "model", "dataset"), COMBINATIONS)
+def test_combination_renders_clean(tmp_path: Path, task: str, model: str, dataset: str) -> None:
+    projects = [
+        generate(
+            tmp_path / f"{int(amp)}{int(compile_)}{int(gc)}",
+            name="combo",
+            task=task,
+            model=model,
+            dataset=dataset,
+            amp=amp,
+            compile=compile_,
+            grad_checkpointing=gc,
+        )
+        for amp, compile_, gc in FLAGS
+    ]
+    for project, (amp, compile_, gc) in zip(projects, FLAGS, strict=True):
+        config = tomllib.loads((project / "configs/default.toml").read_text(encoding="utf-8"))
+        assert (config["train"]["amp"], config["train"]["compile"]) == (amp, compile_)
+        assert config["model"]["grad_checkpointing"] == gc
+        assert config["model"]["name"] == model and config["data"]["name"] == dataset.replace(
+            "-", "_"
+        )
+        tomllib.loads((project / "pyproject.toml").read_text(encoding="utf-8"))
+        for path in project.rglob("*.y*ml"):
+            yaml.safe_load(path.read_text(encoding="utf-8"))
+        for path in project.rglob("*.py"):
+            py_compile.compile(str(path), doraise=True, cfile=str(tmp_path / "bytecode.pyc"))
+    dirs = [str(p) for p in projects]
+    subprocess.run(["black", "--check", "-q", "-l", "100", *dirs], check=True)
+    subprocess.run(["ruff", "check", "-q", *dirs], check=True)
+    findings = lint_paths([Path(d) for d in dirs])
+    assert findings == [], [f"{f.path}:{f.line} {f.code} {f.message}" for f in findings]
+
+
+SMOKE_SAMPLE = [
+    ("image-classification", "cnn", "synthetic", ["--amp", "--grad-checkpointing"]),
+    ("sequence-classification", "transformer", "synthetic", ["--amp"]),
+    ("tabular-regression", "mlp", "synthetic", ["--grad-checkpointing"]),
+]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(("task", "model", "dataset", "flags"), SMOKE_SAMPLE)
+def test_sample_smoke_trains(
+    tmp_path: Path, task: str, model: str, dataset: str, flags: list[str]
+) -> None:
+    if model not in kinds_for_task("model", task):
+        pytest.skip(f"model kind {model} not available")
+    options = {flag.strip("-").replace("-", "_"): True for flag in flags}
+    project = generate(tmp_path, name="sample", task=task, model=model, dataset=dataset, **options)
+    result = run_in_project(project, "-m", "sample", "smoke", "--steps", "3")
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert result.stdout.count("PASS") == 4
