@@ -58,7 +58,7 @@ class Run:
     resumed: bool
 
     def save(self, name: str) -> None:
-        """Checkpoint from rank 0; every rank waits so none runs ahead of it."""
+        """Checkpoint from rank 0 (never non-finite weights); every rank waits for it."""
         if self.info.is_main:
             payload = ckpt.training_payload(
                 self.model,
@@ -69,7 +69,7 @@ class Run:
                 self.config.to_dict(),
                 self.bundle.state,
             )
-            ckpt.save_checkpoint(self.out_dir / name, payload)
+            ckpt.save_if_finite(self.out_dir / name, payload)
         barrier(self.info)
 
 

@@ -83,6 +83,21 @@ def save_checkpoint(path: str | Path, payload: dict[str, Any]) -> None:
             os.close(fd)
 
 
+def save_if_finite(path: str | Path, payload: dict[str, Any]) -> bool:
+    """save_checkpoint, unless the weights hold NaN/inf: the last good file then stays."""
+    weights = payload["model_state_dict"].items()
+    bad = [k for k, v in weights if v.is_floating_point() and not bool(v.isfinite().all())]
+    if bad:
+        print(
+            f"warning: not saving {path}: non-finite weights at step {payload['step']} "
+            f"({bad[0]}); the previous checkpoint is kept",
+            file=sys.stderr,
+        )
+        return False
+    save_checkpoint(path, payload)
+    return True
+
+
 def load_checkpoint(path: str | Path, map_location: str | torch.device = "cpu") -> dict[str, Any]:
     """Load with `weights_only=True`; any damaged or foreign file raises CheckpointError."""
     path = Path(path)
@@ -136,17 +151,19 @@ def prune_step_checkpoints(out_dir: Path, keep_last: int) -> None:
 def find_resume_checkpoint(
     out_dir: Path, warn: Callable[[str], object] = print
 ) -> tuple[Path, dict[str, Any]] | None:
-    """The newest checkpoint in out_dir that loads; damaged ones are skipped with a warning."""
-    candidates = [p for p in [out_dir / "last.pt", *step_checkpoints(out_dir)] if p.exists()]
-    loaded = []
-    for path in candidates:
+    """The newest checkpoint in out_dir that loads; damaged ones are skipped with a warning.
+
+    last.pt is written first at every checkpoint, so it is the newest unless damaged;
+    then the step checkpoints, newest first. Only one checkpoint is held in memory.
+    """
+    for path in [out_dir / "last.pt", *step_checkpoints(out_dir)]:
+        if not path.exists():
+            continue
         try:
-            loaded.append((path, load_checkpoint(path)))
+            return path, load_checkpoint(path)
         except CheckpointError as exc:
             warn(f"warning: skipping damaged checkpoint {exc}")
-    if not loaded:
-        return None
-    return max(loaded, key=lambda item: item[1]["step"])
+    return None
 
 
 def training_payload(
