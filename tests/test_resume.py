@@ -252,6 +252,20 @@ def test_checkpoint_of_another_width_is_refused_naming_the_key(
     assert_one_line_error(result, str(path), "model.width 8 -> 16")
 
 
+def test_mid_epoch_resume_with_another_batch_size_is_refused(
+    project: Path, good_run: Path, tmp_path: Path
+) -> None:
+    path = good_run / "last.pt"  # step 5 of 8: mid-epoch
+    result = train(
+        project,
+        tmp_path / "out",
+        f"train.resume={path}",
+        "train.batch_size=4",
+        "data.name=synthetic",
+    )
+    assert_one_line_error(result, str(path), "global batch", "of 8, now 4")
+
+
 def test_resume_auto_skips_a_damaged_newest_checkpoint(
     project: Path, good_run: Path, tmp_path: Path
 ) -> None:

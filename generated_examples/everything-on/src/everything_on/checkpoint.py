@@ -199,9 +199,11 @@ def restore_training(
     scheduler: torch.optim.lr_scheduler.LRScheduler,
     scaler: torch.amp.GradScaler,
     config: dict[str, Any],
+    world_size: int = 1,
 ) -> dict[str, Any]:
     """Load every state into the live objects; returns the position (epoch, step, ...)."""
     load_model_state(model, checkpoint, path, config)
+    check_global_batch(checkpoint, path, config["train"]["batch_size"] * world_size)
     try:
         optimizer.load_state_dict(checkpoint["optimizer_state_dict"])
         scheduler.load_state_dict(checkpoint["scheduler_state_dict"])
@@ -210,6 +212,17 @@ def restore_training(
     except (KeyError, ValueError, RuntimeError, TypeError) as exc:
         raise CheckpointError(f"{path}: training state does not fit this run ({exc})") from exc
     return {k: checkpoint[k] for k in ("epoch", "step", "batch_in_epoch", "best_metric")}
+
+
+def check_global_batch(checkpoint: dict[str, Any], path: str | Path, global_batch: int) -> None:
+    """Mid-epoch, the remaining batches are exact only for the same batch_size x processes
+    (2 processes x 8 may continue as 1 x 16); anything else would repeat or skip samples."""
+    saved = checkpoint["config"]["train"]["batch_size"] * checkpoint.get("world_size", 1)
+    if checkpoint.get("batch_in_epoch", 0) and saved != global_batch:
+        raise CheckpointError(
+            f"{path}: saved mid-epoch with a global batch (train.batch_size x processes) of "
+            f"{saved}, now {global_batch}; keep it, or resume from an epoch-end checkpoint"
+        )
 
 
 def resolve_resume(

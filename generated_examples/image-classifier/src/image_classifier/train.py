@@ -69,6 +69,7 @@ class Run:
                 self.config.to_dict(),
                 self.bundle.state,
             )
+            payload["world_size"] = self.info.world_size
             ckpt.save_if_finite(self.out_dir / name, payload)
         barrier(self.info)
 
@@ -93,7 +94,7 @@ def build_run(config: Config, info: DistInfo, device: torch.device) -> Run:
     if resume:  # after everything is built, so restored RNG states are not disturbed
         path, checkpoint = resume
         position = ckpt.restore_training(
-            checkpoint, path, model, optimizer, scheduler, scaler, config.to_dict()
+            checkpoint, path, model, optimizer, scheduler, scaler, config.to_dict(), info.world_size
         )
         state = TrainState(**position)
         if info.is_main:
