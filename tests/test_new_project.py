@@ -172,13 +172,13 @@ def test_read_only_output_dir_is_refused(tmp_path: Path) -> None:
 def test_failure_mid_generation_leaves_nothing(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """A component template that renders invalid Python fails the run after Copier wrote files."""
+    """A failure after Copier wrote the infrastructure (here: rendering a component)."""
     import ptgen.project
 
     def broken(*args: object, **kwargs: object) -> None:
         raise RuntimeError("injected failure")
 
-    monkeypatch.setattr(ptgen.project, "format_tree", broken)
+    monkeypatch.setattr(ptgen.project, "plan_component", broken)
     with pytest.raises(RuntimeError, match="injected"):
         generate(tmp_path / "out", name="demo")
     assert list((tmp_path / "out").iterdir()) == []

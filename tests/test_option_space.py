@@ -27,29 +27,11 @@ COMBINATIONS = [
 FLAGS = list(itertools.product([False, True], repeat=3))  # amp, compile, grad_checkpointing
 
 
-@pytest.mark.parametrize(("task", "model", "dataset"), COMBINATIONS)
-def test_combination_renders_clean(tmp_path: Path, task: str, model: str, dataset: str) -> None:
-    projects = [
-        generate(
-            tmp_path / f"{int(amp)}{int(compile_)}{int(gc)}",
-            name="combo",
-            task=task,
-            model=model,
-            dataset=dataset,
-            amp=amp,
-            compile=compile_,
-            grad_checkpointing=gc,
-        )
-        for amp, compile_, gc in FLAGS
-    ]
-    for project, (amp, compile_, gc) in zip(projects, FLAGS, strict=True):
-        config = tomllib.loads((project / "configs/default.toml").read_text(encoding="utf-8"))
-        assert (config["train"]["amp"], config["train"]["compile"]) == (amp, compile_)
-        assert config["model"]["grad_checkpointing"] == gc
-        assert config["model"]["name"] == model and config["data"]["name"] == dataset.replace(
-            "-", "_"
-        )
+def check_clean(projects: list[Path], tmp_path: Path) -> None:
+    """Parses, byte-compiles, black-stable, ruff-clean and ptgen-lint-clean."""
+    for project in projects:
         tomllib.loads((project / "pyproject.toml").read_text(encoding="utf-8"))
+        tomllib.loads((project / "configs/default.toml").read_text(encoding="utf-8"))
         for path in project.rglob("*.y*ml"):
             yaml.safe_load(path.read_text(encoding="utf-8"))
         for path in project.rglob("*.py"):
@@ -57,8 +39,50 @@ def test_combination_renders_clean(tmp_path: Path, task: str, model: str, datase
     dirs = [str(p) for p in projects]
     subprocess.run(["black", "--check", "-q", "-l", "100", *dirs], check=True)
     subprocess.run(["ruff", "check", "-q", *dirs], check=True)
-    findings = lint_paths([Path(d) for d in dirs])
+    findings = lint_paths(projects)
     assert findings == [], [f"{f.path}:{f.line} {f.code} {f.message}" for f in findings]
+
+
+@pytest.mark.parametrize("task", [t.value for t in Task])
+def test_every_flag_combination_renders_clean(tmp_path: Path, task: str) -> None:
+    """amp x compile x grad-checkpointing, for each task, with its default kinds."""
+    projects = []
+    for amp, compile_, gc in FLAGS:
+        project = generate(
+            tmp_path / f"{int(amp)}{int(compile_)}{int(gc)}",
+            name="combo",
+            task=task,
+            amp=amp,
+            compile=compile_,
+            grad_checkpointing=gc,
+        )
+        config = tomllib.loads((project / "configs/default.toml").read_text(encoding="utf-8"))
+        assert (config["train"]["amp"], config["train"]["compile"]) == (amp, compile_)
+        assert config["model"]["grad_checkpointing"] == gc
+        projects.append(project)
+    check_clean(projects, tmp_path)
+
+
+@pytest.mark.parametrize(("task", "model", "dataset"), COMBINATIONS)
+def test_every_kind_combination_renders_clean(
+    tmp_path: Path, task: str, model: str, dataset: str
+) -> None:
+    """Each task x model kind x dataset kind, under a different flag set each; components
+    do not depend on the flags (asserted), so with the test above this covers the product."""
+    index = COMBINATIONS.index((task, model, dataset))
+    amp, compile_, gc = FLAGS[index % len(FLAGS)]
+    options = {"amp": amp, "compile": compile_, "grad_checkpointing": gc}
+    project = generate(tmp_path / "a", "combo", task=task, model=model, dataset=dataset, **options)
+    config = tomllib.loads((project / "configs/default.toml").read_text(encoding="utf-8"))
+    assert config["model"]["name"] == model
+    assert config["data"]["name"] == dataset.replace("-", "_")
+    check_clean([project], tmp_path)
+    flipped = {key: not value for key, value in options.items()}
+    other = generate(tmp_path / "b", "combo", task=task, model=model, dataset=dataset, **flipped)
+    for component in ("src/combo/models", "src/combo/data", "tests"):
+        for path in (project / component).glob("*.py"):
+            if path.name.startswith(("test_model_", "test_data_")) or "/tests" not in str(path):
+                assert path.read_bytes() == (other / component / path.name).read_bytes(), path
 
 
 SMOKE_SAMPLE = [

@@ -29,15 +29,3 @@ def format_python(source: str, path: str = "<generated>") -> str:
         return black.format_str(source, mode=black.Mode(line_length=BLACK_LINE_LENGTH))
     except black.InvalidInput as exc:  # a template bug, not a user error
         raise RuntimeError(f"generated {path} is not valid Python: {exc}") from exc
-
-
-def format_tree(root: Path) -> list[Path]:
-    """black-format every .py file under root in place; returns the files it changed."""
-    changed = []
-    for path in sorted(root.rglob("*.py")):
-        source = path.read_text(encoding="utf-8")
-        formatted = format_python(source, str(path))
-        if formatted != source:
-            path.write_text(formatted, encoding="utf-8")
-            changed.append(path)
-    return changed
