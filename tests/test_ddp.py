@@ -82,11 +82,38 @@ def build(cfg, seed, state=None) -> DataBundle:
     return bundle
 """
 
+# tinymlp whose 4th training forward pass returns NaN on rank 1 only.
+NAN_ON_RANK_1 = """
+import torch
+import torch.distributed as dist
+
+from .tinymlp import build as build_mlp
+
+
+class NaNOnRank1(torch.nn.Module):
+    def __init__(self, inner):
+        super().__init__()
+        self.inner, self.calls = inner, 0
+
+    def forward(self, inputs):
+        out = self.inner(inputs)
+        if self.training:
+            self.calls += 1
+            if self.calls == 4 and dist.get_rank() == 1:
+                out = out * float("nan")
+        return out
+
+
+def build(cfg, spec):
+    return NaNOnRank1(build_mlp(cfg, spec))
+"""
+
 
 @pytest.fixture(scope="module")
 def project(tmp_path_factory: pytest.TempPathFactory) -> Path:
     path = generate(tmp_path_factory.mktemp("ddp"), name="ddp-proj")
     (path / "src" / PKG / "models" / "tinymlp.py").write_text(TINY_MLP)
+    (path / "src" / PKG / "models" / "nanrank1.py").write_text(NAN_ON_RANK_1)
     (path / "src" / PKG / "data" / "slowsynthetic.py").write_text(SLOW_DATASET)
     return path
 
@@ -203,6 +230,24 @@ def test_sigkilled_ddp_run_resumes_on_every_rank_exactly(
     assert resumed.stdout.count(f"resuming from {out / 'last.pt'}") == 1
     reference, got = model_state(ddp_run[0] / "last.pt"), model_state(out / "last.pt")
     assert all(torch.equal(got[name], reference[name]) for name in reference)
+
+
+def test_nan_on_one_rank_stops_every_rank_and_keeps_the_good_checkpoint(
+    project: Path, tmp_path: Path
+) -> None:
+    # Losses are all-reduced before the finiteness check, so rank 0 (whose own loss is
+    # finite) stops at the same step as rank 1 instead of waiting for it forever.
+    out = tmp_path / "run"
+    cmd = command(STANDALONE, out, "train.batch_size=8", "model.name=nanrank1")
+    result = subprocess.run(
+        cmd, cwd=project, env=env(project), capture_output=True, text=True, timeout=300
+    )
+    assert result.returncode != 0
+    errors = [line for line in result.stderr.splitlines() if line.startswith("error: ")]
+    assert len(errors) == 2 and all("non-finite loss" in e and "step 4" in e for e in errors)
+    last = torch.load(out / "last.pt", weights_only=True)
+    assert last["step"] == 3
+    assert all(t.isfinite().all() for t in last["model_state_dict"].values())
 
 
 def free_port() -> int:
