@@ -266,6 +266,19 @@ def test_mid_epoch_resume_with_another_batch_size_is_refused(
     assert_one_line_error(result, str(path), "global batch", "of 8, now 4")
 
 
+def test_state_dict_with_ddp_and_compile_prefixes_loads(
+    project: Path, good_run: Path, tmp_path: Path
+) -> None:
+    checkpoint = torch.load(good_run / "last.pt", weights_only=True)
+    assert not any(k.startswith(("module.", "_orig_mod.")) for k in checkpoint["model_state_dict"])
+    state = checkpoint["model_state_dict"]
+    checkpoint["model_state_dict"] = {f"module._orig_mod.{k}": v for k, v in state.items()}
+    torch.save(checkpoint, tmp_path / "wrapped.pt")
+    result = run(project, "evaluate", "--checkpoint", str(tmp_path / "wrapped.pt"), "--json")
+    assert result.returncode == 0, result.stderr
+    assert '"num_samples": 16' in result.stdout
+
+
 def test_resume_auto_skips_a_damaged_newest_checkpoint(
     project: Path, good_run: Path, tmp_path: Path
 ) -> None:
