@@ -217,8 +217,9 @@ def restore_training(
 def check_global_batch(checkpoint: dict[str, Any], path: str | Path, global_batch: int) -> None:
     """Mid-epoch, the remaining batches are exact only for the same batch_size x processes
     (2 processes x 8 may continue as 1 x 16); anything else would repeat or skip samples."""
-    saved = checkpoint["config"]["train"]["batch_size"] * checkpoint.get("world_size", 1)
-    if checkpoint.get("batch_in_epoch", 0) and saved != global_batch:
+    batch_size = checkpoint["config"].get("train", {}).get("batch_size", 0)
+    saved = batch_size * checkpoint.get("world_size", 1)
+    if checkpoint.get("batch_in_epoch", 0) and batch_size and saved != global_batch:
         raise CheckpointError(
             f"{path}: saved mid-epoch with a global batch (train.batch_size x processes) of "
             f"{saved}, now {global_batch}; keep it, or resume from an epoch-end checkpoint"
