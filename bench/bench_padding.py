@@ -79,7 +79,9 @@ def main() -> None:
             bundle = data.build_data(cfg, seed=42)
             for bucket in (False, True):
                 start = time.perf_counter()
-                fraction, batches = padding_fraction(data, bundle, args.batch_size, bucket, args.epochs)
+                fraction, batches = padding_fraction(
+                    data, bundle, args.batch_size, bucket, args.epochs
+                )
                 rows.append(
                     {
                         "data": label,
@@ -92,14 +94,20 @@ def main() -> None:
                     }
                 )
     print(f"batch size {args.batch_size}, {args.epochs} epochs, seed 42\n")
-    print(f"{'data':34} {'bucketing':>9} {'padding':>8} {'batches':>8} {'samples':>8} {'mean len':>9}")
+    print(
+        f"{'data':34} {'bucketing':>9} {'padding':>8} {'batches':>8} {'samples':>8} {'mean len':>9}"
+    )
     for r in rows:
         print(
             f"{r['data']:34} {'on' if r['bucket_by_length'] else 'off':>9} "
-            f"{r['padding_fraction']:8.1%} {r['batches']:8d} {r['samples']:8d} {r['mean_length']:9.1f}"
+            f"{r['padding_fraction']:8.1%} {r['batches']:8d} {r['samples']:8d} "
+            f"{r['mean_length']:9.1f}"
         )
     out = HERE / "bench_padding.json"
-    out.write_text(json.dumps({"batch_size": args.batch_size, "epochs": args.epochs, "rows": rows}, indent=2) + "\n")
+    out.write_text(
+        json.dumps({"batch_size": args.batch_size, "epochs": args.epochs, "rows": rows}, indent=2)
+        + "\n"
+    )
     print(f"\nwrote {out}")
 
 

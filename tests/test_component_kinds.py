@@ -34,16 +34,24 @@ def run_in(project: Path, *args: str, timeout: int = 300) -> subprocess.Complete
     """`python <args>` in the project, its src/ on the path, one thread per process
     (two test workers on two cores: more threads only fight each other)."""
     env = dict(
-        os.environ, PYTHONPATH=str(project / "src"), PYTHONDONTWRITEBYTECODE="1", OMP_NUM_THREADS="1"
+        os.environ,
+        PYTHONPATH=str(project / "src"),
+        PYTHONDONTWRITEBYTECODE="1",
+        OMP_NUM_THREADS="1",
     )
     return subprocess.run(
-        [sys.executable, *args], cwd=project, env=env, capture_output=True, text=True, timeout=timeout
+        [sys.executable, *args],
+        cwd=project,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
     )
 
 
 def module_name(kind: str) -> str:
-    """The module a kind is added as ("csv" would shadow the standard library's csv)."""
-    return "table" if kind == "csv" else kind.replace("-", "_")
+    """The module a kind is added as by default: "image-folder" -> "image_folder"."""
+    return kind.replace("-", "_")
 
 
 def write_images(root: Path) -> Path:
@@ -94,7 +102,10 @@ def project(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFac
     """A project of one task with every compatible model and dataset kind added."""
     task = request.param
     path = new_project(
-        ProjectOptions(name="kinds", task=task), tmp_path_factory.mktemp(task), run_smoke=False
+        ProjectOptions(name="kinds", task=task),
+        tmp_path_factory.mktemp(task),
+        run_smoke=False,
+        init_git=False,
     ).path
     for kind in kinds_for_task("model", task):
         if kind != default_kind("model", task):
@@ -147,9 +158,143 @@ def test_every_model_and_dataset_trains(project: Path, tmp_path: Path) -> None:
         assert result.returncode == 0, f"{model} on {data}:\n{result.stdout}\n{result.stderr}"
 
 
+# Run inside each project (its package is `kinds`): the file-based kinds on real files,
+# their held-out splits, their error messages and the reuse of their saved state.
+FILE_KIND_CHECKS = {
+    "image-classification": """
+from pathlib import Path
+
+import pytest
+import torch
+from PIL import Image
+
+from kinds.config import ConfigError, DataConfig
+from kinds.data import build_data
+
+
+def make(root: Path, split: str, label: str, count: int, colour: tuple[int, int, int]) -> None:
+    (root / split / label).mkdir(parents=True)
+    for i in range(count):
+        Image.new("RGB", (9, 7), colour).save(root / split / label / f"{i}.jpg")
+
+
+def test_holds_out_without_val_and_reuses_state(tmp_path: Path) -> None:
+    make(tmp_path, "train", "b", 10, (0, 0, 250))
+    make(tmp_path, "train", "a", 10, (250, 0, 0))
+    cfg = DataConfig(name="image_folder", root=str(tmp_path), image_size=8, val_fraction=0.2)
+    bundle = build_data(cfg, seed=0)
+    assert (len(bundle.train), len(bundle.val)) == (16, 4)
+    assert bundle.state["classes"] == ["a", "b"]
+    assert bundle.train[0]["inputs"].shape == (3, 8, 8)
+    images = torch.stack([bundle.train[i]["inputs"] for i in range(16)])  # (N, 3, 8, 8)
+    torch.testing.assert_close(images.mean(dim=(0, 2, 3)), torch.zeros(3), atol=1e-4, rtol=0)
+    again = build_data(cfg, seed=5, state=bundle.state)
+    assert again.val.files == bundle.val.files  # the held-out files do not depend on the seed
+
+
+@pytest.mark.parametrize("layout", ["missing", "no-train", "no-images"])
+def test_bad_roots_say_what_is_wrong(tmp_path: Path, layout: str) -> None:
+    if layout == "no-images":
+        (tmp_path / "train" / "a").mkdir(parents=True)
+        (tmp_path / "train" / "a" / "notes.txt").write_text("x")
+    root = tmp_path / "nowhere" if layout == "missing" else tmp_path
+    with pytest.raises(FileNotFoundError, match="does not exist|no train/|no images"):
+        build_data(DataConfig(name="image_folder", root=str(root)), seed=0)
+
+
+def test_unknown_val_class_is_refused(tmp_path: Path) -> None:
+    make(tmp_path, "train", "a", 2, (250, 0, 0))
+    make(tmp_path, "val", "z", 1, (0, 0, 250))
+    with pytest.raises(ConfigError, match="not seen in training: z"):
+        build_data(DataConfig(name="image_folder", root=str(tmp_path)), seed=0)
+""",
+    "sequence-classification": """
+from pathlib import Path
+
+import pytest
+
+from kinds.config import ConfigError, DataConfig
+from kinds.data import build_data
+
+
+def write(path: Path, rows: list[str]) -> Path:
+    path.write_text("\\n".join(["text\\tlabel", *rows]) + "\\n", encoding="utf-8")
+    return path
+
+
+def test_vocabulary_from_train_only_and_reused(tmp_path: Path) -> None:
+    write(tmp_path / "train.tsv", ["Good, good film!\\tpos", "bad film\\tneg", "\\tneg"])
+    write(tmp_path / "val.tsv", ["unseen good words here\\tpos"])
+    cfg = DataConfig(name="text", root=str(tmp_path), max_length=3, vocab_size=4)
+    bundle = build_data(cfg, seed=0)
+    assert bundle.state["vocab"] == ["<pad>", "<unk>", "film", "good"]
+    assert bundle.state["labels"] == ["neg", "pos"]
+    assert bundle.train[0]["inputs"].tolist() == [3, 1, 3]  # good , good (cut at 3)
+    assert bundle.train[2]["inputs"].tolist() == [1]  # an empty text is one unknown token
+    assert bundle.val[0]["inputs"].tolist() == [1, 3, 1]
+    assert bundle.train_lengths == [3, 2, 1]
+    cfg.vocab_size = 1000  # a saved state wins over the config, as after a checkpoint
+    assert build_data(cfg, seed=0, state=bundle.state).spec.vocab_size == 4
+
+
+def test_single_file_is_split_and_errors_are_clear(tmp_path: Path) -> None:
+    rows = [f"sample {i}\\t{'ab'[i % 2]}" for i in range(20)]
+    bundle = build_data(DataConfig(name="text", root=str(write(tmp_path / "all.tsv", rows))), 0)
+    assert (len(bundle.train), len(bundle.val)) == (16, 4)
+    bad = write(tmp_path / "bad.tsv", ["only one field"])
+    with pytest.raises(ConfigError, match="1 fields, the header has 2"):
+        build_data(DataConfig(name="text", root=str(bad)), 0)
+    (tmp_path / "empty").mkdir()
+    with pytest.raises(FileNotFoundError, match="no train.tsv"):
+        build_data(DataConfig(name="text", root=str(tmp_path / "empty")), 0)
+""",
+    "tabular-regression": """
+from pathlib import Path
+
+import pytest
+import torch
+
+from kinds.config import ConfigError, DataConfig
+from kinds.data import build_data
+
+
+def test_standardised_on_train_with_target_column(tmp_path: Path) -> None:
+    (tmp_path / "train.csv").write_text("y,a,b\\n1,10,5\\n3,20,5\\n5,30,5\\n")
+    (tmp_path / "val.csv").write_text("y,a,b\\n7,40,5\\n")
+    cfg = DataConfig(name="csv", root=str(tmp_path), target="y")
+    bundle = build_data(cfg, seed=0)
+    assert bundle.state["columns"] == ["a", "b", "y"]
+    assert bundle.spec.num_features == 2
+    torch.testing.assert_close(bundle.val[0]["inputs"], torch.tensor([2.0, 0.0]))  # (40-20)/10
+    torch.testing.assert_close(bundle.val[0]["targets"], torch.tensor([2.0]))  # (7-3)/2
+    assert bundle.state["target_std"] == pytest.approx(2.0)
+    (tmp_path / "val.csv").write_text("y,a,b\\n7,oops,5\\n")
+    with pytest.raises(ConfigError, match="val.csv:2: column 'a' is not a number"):
+        build_data(cfg, seed=0, state=bundle.state)
+    with pytest.raises(FileNotFoundError, match="does not exist"):
+        build_data(DataConfig(name="csv", root=str(tmp_path / "nope.csv")), seed=0)
+""",
+}
+
+
+def test_file_kinds_on_real_files(project: Path) -> None:
+    task = next(t for t in TASKS if t in str(project))
+    (project / "tests" / "test_file_kinds.py").write_text(FILE_KIND_CHECKS[task].lstrip())
+    try:
+        result = run_in(
+            project, "-m", "pytest", "-q", "-p", "no:cacheprovider", "tests/test_file_kinds.py"
+        )
+    finally:
+        (project / "tests" / "test_file_kinds.py").unlink()
+    assert result.returncode == 0, result.stdout[-4000:] + result.stderr[-2000:]
+
+
 def test_image_model_is_refused_in_a_sequence_project(tmp_path: Path) -> None:
     path = new_project(
-        ProjectOptions(name="seq", task="sequence-classification"), tmp_path, run_smoke=False
+        ProjectOptions(name="seq", task="sequence-classification"),
+        tmp_path,
+        run_smoke=False,
+        init_git=False,
     ).path
     with pytest.raises(PtgenError) as info:
         add_component(path, "model", "wide", "resnet")

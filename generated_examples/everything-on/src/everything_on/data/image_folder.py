@@ -21,7 +21,7 @@ import torch
 from PIL import Image, UnidentifiedImageError
 from torch.utils.data import Dataset
 
-from ..config import DataConfig
+from ..config import ConfigError, DataConfig
 from . import DataBundle, DataSpec
 from ._synthetic import make_bundle
 
@@ -36,7 +36,7 @@ def load_image(path: Path, size: int) -> torch.Tensor:
         with Image.open(path) as image:
             rgb = image.convert("RGB").resize((size, size), Image.Resampling.BILINEAR)
     except (OSError, UnidentifiedImageError) as exc:
-        raise ValueError(f"cannot read image {path}: {exc}") from exc
+        raise ConfigError(f"cannot read image {path}: {exc}") from exc
     pixels = torch.frombuffer(bytearray(rgb.tobytes()), dtype=torch.uint8)  # (H*W*3,)
     return pixels.view(size, size, 3).permute(2, 0, 1).float() / 255.0  # (3, H, W)
 
@@ -90,24 +90,32 @@ def labelled(
 ) -> list[tuple[Path, int]]:
     unknown = sorted(set(by_class) - set(classes))
     if unknown:
-        raise ValueError(f"{split} split has classes not seen in training: {', '.join(unknown)}")
+        raise ConfigError(f"{split} split has classes not seen in training: {', '.join(unknown)}")
     index = {name: i for i, name in enumerate(classes)}
     return [(path, index[name]) for name, files in by_class.items() for path in files]
 
 
 def channel_stats(files: list[tuple[Path, int]], size: int) -> tuple[torch.Tensor, torch.Tensor]:
-    """Per-channel mean and std (3,) over (an evenly spaced subset of) the training images."""
-    step = max(len(files) // MAX_STATS_IMAGES, 1)
-    images = torch.stack([load_image(path, size) for path, _ in files[::step]])  # (N, 3, S, S)
-    mean = images.mean(dim=(0, 2, 3))  # (3,)
-    std = images.std(dim=(0, 2, 3)).clamp(min=1e-6)  # (3,), a flat channel must not divide by 0
-    return mean, std
+    """Per-channel mean and std (3,) over (an evenly spaced subset of) the training images,
+    accumulated one image at a time so large images never all sit in memory."""
+    total = torch.zeros(3, dtype=torch.float64)  # (3,)
+    squares = torch.zeros(3, dtype=torch.float64)  # (3,)
+    subset = files[:: max(len(files) // MAX_STATS_IMAGES, 1)]
+    for path, _ in subset:
+        image = load_image(path, size).double()  # (3, S, S)
+        total += image.sum(dim=(1, 2))  # (3,)
+        squares += image.square().sum(dim=(1, 2))  # (3,)
+    count = len(subset) * size * size
+    mean = total / count  # (3,)
+    std = (squares / count - mean.square()).clamp(min=0).sqrt()  # (3,)
+    return mean.float(), std.float().clamp(min=1e-6)  # a flat channel must not divide by 0
 
 
-def build(cfg: DataConfig, seed: int, state: dict[str, Any] | None = None) -> DataBundle:
-    if not cfg.root:
-        return make_bundle("image-classification", cfg, seed)
+def load_splits(cfg: DataConfig) -> tuple[dict[str, list[Path]], dict[str, list[Path]]]:
+    """{class: files} of the train and val splits (val held out of train when absent)."""
     root = Path(cfg.root).expanduser()
+    if not root.is_dir():
+        raise FileNotFoundError(f"data.root {root} does not exist or is not a folder")
     train_dir = root / "train"
     if not train_dir.is_dir():
         raise FileNotFoundError(
@@ -119,14 +127,19 @@ def build(cfg: DataConfig, seed: int, state: dict[str, Any] | None = None) -> Da
             f"no images ({', '.join(sorted(IMAGE_EXTENSIONS))}) in {train_dir}/<class>/"
         )
     if (root / "val").is_dir():
-        val_by_class = find_images(root / "val")
-    else:
-        train_by_class, val_by_class = hold_out(train_by_class, cfg.val_fraction)
+        return train_by_class, find_images(root / "val")
+    return hold_out(train_by_class, cfg.val_fraction)
+
+
+def build(cfg: DataConfig, seed: int, state: dict[str, Any] | None = None) -> DataBundle:
+    if not cfg.root:
+        return make_bundle("image-classification", cfg, seed)
+    train_by_class, val_by_class = load_splits(cfg)
     classes = list(state["classes"]) if state else sorted(train_by_class)
     train_files = labelled(train_by_class, classes, "train")
     val_files = labelled(val_by_class, classes, "val")
     if not val_files:
-        raise FileNotFoundError(f"no validation images in {root / 'val'}/<class>/")
+        raise FileNotFoundError(f"no validation images in {cfg.root}/val/<class>/")
     if state:
         mean, std = state["mean"], state["std"]
     else:

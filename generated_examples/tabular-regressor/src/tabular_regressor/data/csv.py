@@ -20,7 +20,7 @@ from typing import Any
 
 import torch
 
-from ..config import DataConfig
+from ..config import ConfigError, DataConfig
 from . import DataBundle, DataSpec
 from ._synthetic import TensorDictDataset, make_bundle
 
@@ -34,7 +34,7 @@ def read_table(path: Path) -> tuple[list[str], list[list[str]]]:
     with path.open(newline="", encoding="utf-8") as f:
         rows = [row for row in csv.reader(f) if any(cell.strip() for cell in row)]
     if len(rows) < 2:
-        raise ValueError(f"{path} needs a header row and at least one data row")
+        raise ConfigError(f"{path} needs a header row and at least one data row")
     return [name.strip() for name in rows[0]], rows[1:]
 
 
@@ -44,19 +44,19 @@ def to_tensor(
     """The named columns as a float tensor (N, len(columns)); a clear error for bad cells."""
     missing = [c for c in columns if c not in header]
     if missing:
-        raise ValueError(
+        raise ConfigError(
             f"{path} has no column(s) {', '.join(missing)}; it has {', '.join(header)}"
         )
     index = [header.index(c) for c in columns]
     values = []
     for line, row in enumerate(rows, start=2):
         if len(row) != len(header):
-            raise ValueError(f"{path}:{line}: {len(row)} cells, the header has {len(header)}")
+            raise ConfigError(f"{path}:{line}: {len(row)} cells, the header has {len(header)}")
         try:
             values.append([float(row[i]) for i in index])
         except ValueError:
             bad = next(header[i] for i in index if not _is_number(row[i]))
-            raise ValueError(f"{path}:{line}: column {bad!r} is not a number") from None
+            raise ConfigError(f"{path}:{line}: column {bad!r} is not a number") from None
     return torch.tensor(values, dtype=torch.float32)  # (N, len(columns))
 
 
@@ -78,7 +78,7 @@ def load_splits(
     if columns is None:
         target = cfg.target or header[-1]
         if target not in header:
-            raise ValueError(f"data.target {target!r} is not a column of {train_path}")
+            raise ConfigError(f"data.target {target!r} is not a column of {train_path}")
         columns = [c for c in header if c != target] + [target]
     train = to_tensor(train_path, header, rows, columns)  # (N, F + 1)
     if root.is_dir() and (root / "val.csv").is_file():
