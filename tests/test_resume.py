@@ -289,7 +289,7 @@ def test_resume_auto_skips_a_damaged_newest_checkpoint(
     (out / "last.pt").write_bytes((good_run / "last.pt").read_bytes()[:1000])  # truncated
     result = train(project, out, "train.resume=auto", "train.max_steps=6", "data.name=synthetic")
     assert result.returncode == 0, result.stderr
-    assert f"warning: skipping damaged checkpoint {out / 'last.pt'}" in result.stdout
+    assert f"warning: skipping damaged checkpoint {out / 'last.pt'}" in result.stderr
     assert f"resuming from {out / 'step-00000004.pt'} at epoch 1, step 4" in result.stdout
     assert torch.load(out / "last.pt", weights_only=True)["step"] == 6
 

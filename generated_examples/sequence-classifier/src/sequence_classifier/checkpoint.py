@@ -83,15 +83,18 @@ def save_checkpoint(path: str | Path, payload: dict[str, Any]) -> None:
             os.close(fd)
 
 
+def warn_stderr(message: str) -> None:
+    print(message, file=sys.stderr)
+
+
 def save_if_finite(path: str | Path, payload: dict[str, Any]) -> bool:
     """save_checkpoint, unless the weights hold NaN/inf: the last good file then stays."""
     weights = payload["model_state_dict"].items()
     bad = [k for k, v in weights if v.is_floating_point() and not bool(v.isfinite().all())]
     if bad:
-        print(
+        warn_stderr(
             f"warning: not saving {path}: non-finite weights at step {payload['step']} "
-            f"({bad[0]}); the previous checkpoint is kept",
-            file=sys.stderr,
+            f"({bad[0]}); the previous checkpoint is kept"
         )
         return False
     save_checkpoint(path, payload)
@@ -149,7 +152,7 @@ def prune_step_checkpoints(out_dir: Path, keep_last: int) -> None:
 
 
 def find_resume_checkpoint(
-    out_dir: Path, warn: Callable[[str], object] = print
+    out_dir: Path, warn: Callable[[str], object] | None = None
 ) -> tuple[Path, dict[str, Any]] | None:
     """The newest checkpoint in out_dir that loads; damaged ones are skipped with a warning.
 
@@ -162,7 +165,7 @@ def find_resume_checkpoint(
         try:
             return path, load_checkpoint(path)
         except CheckpointError as exc:
-            warn(f"warning: skipping damaged checkpoint {exc}")
+            (warn or warn_stderr)(f"warning: skipping damaged checkpoint {exc}")
     return None
 
 
@@ -238,7 +241,7 @@ def resolve_resume(
             )
         return None
     if choice == "auto":
-        found = find_resume_checkpoint(out_dir, warn=print if is_main else lambda _: None)
+        found = find_resume_checkpoint(out_dir, warn=warn_stderr if is_main else lambda _: None)
         if found is None and is_main:
             print(f"no checkpoint in {out_dir}; starting a fresh run")
         return found
