@@ -8,6 +8,7 @@ refused with one line naming the file and the reason. A NaN loss stops with the 
 from __future__ import annotations
 
 import argparse
+import csv
 import os
 import signal
 import subprocess
@@ -173,6 +174,9 @@ def test_sigkill_then_resume_is_bit_identical(
     assert f"resuming from {out / 'last.pt'}" in resumed.stdout
     assert torch.load(out / "last.pt", weights_only=True)["step"] == STEPS
     assert_bit_identical(out / "last.pt", reference)
+    rows = list(csv.DictReader(open(out / "metrics.csv", encoding="utf-8")))
+    keys = [(int(row["step"]), row["split"]) for row in rows]  # rows past the kill were dropped
+    assert keys == sorted(set(keys), key=lambda k: (k[0], k[1] == "val")), keys
 
 
 @pytest.mark.slow
