@@ -202,6 +202,20 @@ def test_two_ranks_of_batch_b_equal_one_process_of_batch_2b(
         torch.testing.assert_close(ddp[name], value, rtol=1e-5, atol=1e-6)  # measured: 1.5e-8
 
 
+def test_gradient_accumulation_under_ddp_equals_the_bigger_batch(
+    project: Path, ddp_run: tuple[Path, subprocess.CompletedProcess[str]], tmp_path: Path
+) -> None:
+    # Per rank, batches 2j and 2j+1 of 4 are exactly batch j of 8: the same samples per step.
+    out = tmp_path / "accum"
+    cmd = command(STANDALONE, out, "train.batch_size=4", "train.grad_accum_steps=2")
+    result = run(project, cmd)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert torch.load(out / "last.pt", weights_only=True)["step"] == 3 * STEPS_PER_EPOCH
+    reference, accumulated = model_state(ddp_run[0] / "last.pt"), model_state(out / "last.pt")
+    for name, value in reference.items():
+        torch.testing.assert_close(accumulated[name], value, rtol=1e-5, atol=1e-6)
+
+
 def test_sigkilled_ddp_run_resumes_on_every_rank_exactly(
     project: Path, ddp_run: tuple[Path, subprocess.CompletedProcess[str]], tmp_path: Path
 ) -> None:

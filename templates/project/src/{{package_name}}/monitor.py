@@ -210,7 +210,8 @@ class Reporter:
 
     def log(self) -> None:
         run = self.run
-        batch = run.config.train.batch_size * run.info.world_size
+        train = run.config.train
+        batch = train.batch_size * train.grad_accum_steps * run.info.world_size
         # Under a GradScaler a non-finite loss only skips its step: the weights stay finite.
         on_nonfinite = "skip" if run.scaler.is_enabled() else run.config.train.on_nonfinite
         values = self.window.flush(batch, on_nonfinite, run.info)

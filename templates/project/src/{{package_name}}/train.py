@@ -86,7 +86,7 @@ def build_run(config: Config, info: DistInfo, device: torch.device) -> Run:
     optimizer = torch.optim.AdamW(
         model.parameters(), lr=config.train.lr, weight_decay=config.train.weight_decay
     )
-    total_steps = config.train.epochs * len(train_loader)
+    total_steps = config.train.epochs * (len(train_loader) // config.train.grad_accum_steps)
     scheduler = warmup_cosine(optimizer, config.train.warmup_steps, total_steps)
     dtype = amp_dtype(device, config.train.amp_dtype)
     scaler = make_grad_scaler(device, config.train.amp, dtype)
@@ -100,7 +100,8 @@ def build_run(config: Config, info: DistInfo, device: torch.device) -> Run:
         if info.is_main:
             print(f"resuming from {path} at epoch {state.epoch + 1}, step {state.step}")
     autocast_ctx = functools.partial(autocast, device, config.train.amp, dtype)
-    settings = StepSettings(config.task, device, autocast_ctx, config.train.grad_clip)
+    accum = config.train.grad_accum_steps
+    settings = StepSettings(config.task, device, autocast_ctx, config.train.grad_clip, accum)
     train_model = prepare_model(model, config, info, device)
     return Run(
         config,
