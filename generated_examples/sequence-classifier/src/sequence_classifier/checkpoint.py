@@ -13,6 +13,8 @@ from typing import Any
 import numpy as np
 import torch
 
+from .models import unwrap
+
 REQUIRED_KEYS = ("model_state_dict", "optimizer_state_dict", "epoch", "step", "config")
 _WRAPPER_PREFIX = re.compile(r"^(?:_orig_mod\.|module\.)+")
 
@@ -126,9 +128,13 @@ def load_checkpoint(path: str | Path, map_location: str | torch.device = "cpu") 
 def load_model_state(
     model: torch.nn.Module, checkpoint: dict[str, Any], path: str | Path, config: dict[str, Any]
 ) -> None:
-    """Load weights (either prefix style), explaining a mismatch by the config keys that differ."""
+    """Load weights (either prefix style), explaining a mismatch by the config keys that differ.
+
+    The weights go into the plain module, also when `model` is wrapped by torch.compile
+    or DDP, so a checkpoint moves freely between compiled and plain models.
+    """
     try:
-        model.load_state_dict(clean_state_dict(checkpoint["model_state_dict"]))
+        unwrap(model).load_state_dict(clean_state_dict(checkpoint["model_state_dict"]))
     except RuntimeError as exc:
         saved = checkpoint.get("config", {})
         changed = [

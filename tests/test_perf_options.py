@@ -1,0 +1,173 @@
+"""Performance options of generated projects (issue 4): AMP, torch.compile, gradient
+checkpointing and the profiler window, proven by running the project itself."""
+
+from __future__ import annotations
+
+import json
+import textwrap
+from pathlib import Path
+
+import pytest
+from helpers import run_in_project
+
+PACKAGE = "demo_proj"  # the package of the session's `default_project`
+
+
+@pytest.fixture(autouse=True)
+def one_thread(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Projects run in subprocesses, two test workers on two cores: one thread each."""
+    monkeypatch.setenv("OMP_NUM_THREADS", "1")
+
+
+def smoke(project: Path, *overrides: str) -> dict:
+    # 16x16 images: the options are under test here, not the model; 4x less compute
+    args = [a for o in ("data.image_size=16", *overrides) for a in ("--set", o)]
+    result = run_in_project(project, "-m", PACKAGE, "smoke", "--steps", "3", "--json", *args)
+    assert result.returncode == 0, result.stdout + result.stderr
+    report = json.loads(result.stdout.strip().splitlines()[-1])
+    assert report["ok"], report
+    return report
+
+
+@pytest.mark.parametrize("amp", [False, True], ids=["fp32", "amp"])
+@pytest.mark.parametrize("checkpointing", [False, True], ids=["plain", "gc"])
+def test_smoke_passes_eager(default_project: Path, amp: bool, checkpointing: bool) -> None:
+    smoke(
+        default_project,
+        f"train.amp={str(amp).lower()}",
+        f"model.grad_checkpointing={str(checkpointing).lower()}",
+    )
+
+
+@pytest.mark.slow
+def test_smoke_passes_compiled_with_amp_and_checkpointing(default_project: Path) -> None:
+    # One compiled run covers compile with both other options (each compile costs ~25 s+).
+    # Smoke's checkpoint stage reloads the compiled run's last.pt into a plain model
+    # (train.compile=false) and resumes: the compiled -> plain direction, for real.
+    smoke(default_project, "train.compile=true", "train.amp=true", "model.grad_checkpointing=true")
+
+
+INTERCHANGE = """
+import torch
+from {pkg} import checkpoint as ckpt
+from {pkg}.config import Config
+from {pkg}.data import build_data
+from {pkg}.engine import TrainState
+from {pkg}.models import build_model
+
+config = Config()
+spec = build_data(config.data, 0).spec
+
+
+def payload(model):
+    optimizer = torch.optim.AdamW(model.parameters())
+    scheduler = torch.optim.lr_scheduler.LambdaLR(optimizer, lambda step: 1.0)
+    scaler = torch.amp.GradScaler("cpu", enabled=False)
+    return ckpt.training_payload(
+        model, optimizer, scheduler, scaler, TrainState(), config.to_dict(), {{}}
+    )
+
+
+def fresh(seed):
+    torch.manual_seed(seed)
+    return build_model(config.model, spec)
+
+
+def same(a, b):
+    return all(torch.equal(x, y) for x, y in zip(a.values(), b.values(), strict=True))
+
+
+compiled = torch.compile(fresh(1))  # lazily compiled: wrapping costs no compile time
+assert any(k.startswith("_orig_mod.") for k in compiled.state_dict())
+saved = payload(compiled)
+assert not [k for k in saved["model_state_dict"] if k.startswith("_orig_mod.")]
+torch.save(saved, "from_compiled.pt")
+plain = fresh(2)
+ckpt.load_model_state(plain, ckpt.load_checkpoint("from_compiled.pt"), "x", config.to_dict())
+assert same(plain.state_dict(), compiled._orig_mod.state_dict())
+
+torch.save(payload(fresh(3)), "from_plain.pt")
+target = torch.compile(fresh(4))
+ckpt.load_model_state(target, ckpt.load_checkpoint("from_plain.pt"), "x", config.to_dict())
+assert same(target._orig_mod.state_dict(), fresh(3).state_dict())
+print("interchange ok")
+"""
+
+
+def test_checkpoints_move_between_compiled_and_plain_models(
+    default_project: Path, tmp_path: Path
+) -> None:
+    script = tmp_path / "interchange.py"
+    script.write_text(textwrap.dedent(INTERCHANGE.format(pkg=PACKAGE)), encoding="utf-8")
+    result = run_in_project(default_project, str(script))
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "interchange ok" in result.stdout
+
+
+def test_profile_writes_a_trace_and_prints_the_top_operators(
+    default_project: Path, tmp_path: Path
+) -> None:
+    out_dir = tmp_path / "run"
+    overrides = [
+        "train.profile=true",
+        "train.epochs=1",
+        "train.max_steps=6",  # the window: 1 wait, 1 warm-up, 3 active steps
+        "data.num_samples=256",
+        f"train.out_dir={out_dir}",
+    ]
+    args = [a for o in overrides for a in ("--set", o)]
+    result = run_in_project(default_project, "-m", PACKAGE, "train", *args)
+    assert result.returncode == 0, result.stdout + result.stderr
+    trace = out_dir / "profile" / "trace.json"
+    events = json.loads(trace.read_text(encoding="utf-8"))["traceEvents"]
+    assert any("conv" in str(e.get("name", "")) for e in events)  # the model's operators
+    assert "Self CPU" in result.stdout  # the key_averages() table
+    assert f"profiler trace: {trace}" in result.stdout
+
+
+HOST_SYNC = """
+import sys
+import torch
+from {pkg} import config, engine, monitor, runtime, train
+
+cfg = config.load_config(None, [
+    "train.out_dir={out_dir}", "train.device=cpu", "data.num_samples=256", "data.image_size=16",
+    "train.log_every=1000",
+])
+run = train.build_run(cfg, runtime.DistInfo(), torch.device("cpu"))
+reporter = monitor.Reporter(run)
+batches = list(run.loaders[0])[:6]
+project_code = str(engine.__file__).rsplit("/", 1)[0]
+reads = []
+
+
+def spy(name):
+    original = getattr(torch.Tensor, name)
+
+    def wrapper(self, *args, **kwargs):
+        if sys._getframe(1).f_code.co_filename.startswith(project_code):
+            reads.append(name)  # the project's own code read a tensor back to the host
+        return original(self, *args, **kwargs)
+
+    setattr(torch.Tensor, name, wrapper)
+
+
+for name in ("item", "tolist", "cpu", "numpy", "__bool__", "__float__", "__int__"):
+    spy(name)
+engine.train_one_epoch(
+    run.train_model, batches, run.optimizer, run.scheduler, run.scaler, run.settings,
+    run.state, reporter.after_step,
+)
+assert reads == [], reads
+reporter.log()  # a log interval: one read-back of all the window's losses
+print("reads at log:", reads)
+"""
+
+
+def test_training_steps_never_read_tensors_back(default_project: Path, tmp_path: Path) -> None:
+    script = tmp_path / "host_sync.py"
+    source = HOST_SYNC.format(pkg=PACKAGE, out_dir=tmp_path / "run")
+    script.write_text(textwrap.dedent(source), encoding="utf-8")
+    result = run_in_project(default_project, str(script))
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "reads at log: ['cpu', 'tolist']" in result.stdout
