@@ -36,6 +36,7 @@ class StepSettings:
     device: torch.device
     autocast: Callable[[], contextlib.AbstractContextManager]
     grad_clip: float
+    grad_accum_steps: int = 1  # batches whose gradients add up to one optimiser step
 
 
 def to_device(batch: Batch, device: torch.device) -> Batch:
@@ -57,16 +58,33 @@ def train_step(
 ) -> torch.Tensor:
     """Forward, backward, clip, step. Returns the loss as a detached device tensor."""
     optimizer.zero_grad(set_to_none=True)
+    loss = backward(model, batch, scaler, settings, 1)
+    optimizer_step(model, optimizer, scaler, settings)
+    return loss
+
+
+def backward(
+    model: nn.Module, batch: Batch, scaler: torch.amp.GradScaler, settings: StepSettings, parts: int
+) -> torch.Tensor:
+    """Forward and backward of one of `parts` batches that make up an optimiser step."""
     with settings.autocast():
         outputs = model(**model_inputs(batch))
         loss = tasks.loss_fn(settings.task, outputs, batch["targets"])
-    scaler.scale(loss).backward()  # a disabled scaler (no CUDA float16) passes loss through
+    scaler.scale(loss / parts).backward()  # a disabled scaler (no CUDA float16) passes through
+    return loss.detach()
+
+
+def optimizer_step(
+    model: nn.Module,
+    optimizer: torch.optim.Optimizer,
+    scaler: torch.amp.GradScaler,
+    settings: StepSettings,
+) -> None:
     if settings.grad_clip > 0:
         scaler.unscale_(optimizer)  # clip the true gradients, not the scaled ones
         nn.utils.clip_grad_norm_(model.parameters(), settings.grad_clip)
     scaler.step(optimizer)  # skipped by the scaler when gradients are inf/NaN
     scaler.update()
-    return loss.detach()
 
 
 def train_one_epoch(
@@ -79,16 +97,35 @@ def train_one_epoch(
     state: TrainState,
     after_step: Callable[[torch.Tensor], bool],
 ) -> bool:
-    """Train until the batches run out or `after_step` asks to stop (returns True then)."""
+    """Train until the batches run out or `after_step` asks to stop (returns True then).
+
+    With grad_accum_steps=k every k batches make one optimiser step; under DDP the first
+    k-1 skip the gradient all-reduce (`no_sync`). An incomplete group at the end of the
+    epoch is dropped.
+    """
     model.train()
+    parts, losses = settings.grad_accum_steps, []
+    optimizer.zero_grad(set_to_none=True)
     for batch in batches:
-        loss = train_step(model, to_device(batch, settings.device), optimizer, scaler, settings)
+        batch, last = to_device(batch, settings.device), len(losses) + 1 == parts
+        with contextlib.nullcontext() if last else no_sync(model):
+            losses.append(backward(model, batch, scaler, settings, parts))
+        state.batch_in_epoch += 1
+        if not last:
+            continue
+        optimizer_step(model, optimizer, scaler, settings)
+        optimizer.zero_grad(set_to_none=True)
         scheduler.step()
         state.step += 1
-        state.batch_in_epoch += 1
+        loss, losses = torch.stack(losses).mean(), []
         if after_step(loss):
             return True
     return False
+
+
+def no_sync(model: nn.Module) -> contextlib.AbstractContextManager:
+    """DDP's no_sync (also through torch.compile's wrapper); a no-op for a plain module."""
+    return getattr(model, "no_sync", contextlib.nullcontext)()
 
 
 @torch.no_grad()

@@ -15,6 +15,7 @@ from tqdm import tqdm
 
 from . import checkpoint as ckpt
 from .config import to_toml
+from .runtime import DistInfo, all_reduce_sum
 
 if TYPE_CHECKING:
     from .train import Run
@@ -40,11 +41,17 @@ class LossWindow:
             self.first_step = step
         self.losses.append(loss)
 
-    def flush(self, batch_size: int, on_nonfinite: str) -> dict[str, float] | None:
-        """Mean loss and throughput since the last flush; raises on a NaN/inf loss."""
+    def flush(self, batch_size: int, on_nonfinite: str, info: DistInfo) -> dict[str, float] | None:
+        """Mean loss over all ranks and throughput since the last flush; raises on NaN/inf.
+
+        on_nonfinite: "stop" raises, "warn" warns, "skip" (under a GradScaler, which has
+        already skipped those steps) warns too. Every rank sees the same values, so under
+        DDP all ranks stop together.
+        """
         if not self.losses:
             return None
-        values = torch.stack(self.losses).float().cpu().tolist()  # the one sync per interval
+        losses = all_reduce_sum(torch.stack(self.losses).float(), info) / info.world_size
+        values = losses.cpu().tolist()  # the one sync per interval
         elapsed = max(time.perf_counter() - self.started, 1e-9)
         count = len(values)
         self.losses, self.started = [], time.perf_counter()
@@ -53,6 +60,8 @@ class LossWindow:
             message = f"non-finite loss ({values[bad[0]]}) at step {self.first_step + bad[0]}"
             if on_nonfinite == "stop":
                 raise NonFiniteLossError(message + "; stopping (train.on_nonfinite=warn continues)")
+            if on_nonfinite == "skip":
+                message += "; the GradScaler skipped that step"
             print(f"warning: {message}", file=sys.stderr)
         finite = [v for v in values if math.isfinite(v)]
         return {
@@ -201,8 +210,11 @@ class Reporter:
 
     def log(self) -> None:
         run = self.run
-        batch = run.config.train.batch_size * run.info.world_size
-        values = self.window.flush(batch, run.config.train.on_nonfinite)
+        train = run.config.train
+        batch = train.batch_size * train.grad_accum_steps * run.info.world_size
+        # Under a GradScaler a non-finite loss only skips its step: the weights stay finite.
+        on_nonfinite = "skip" if run.scaler.is_enabled() else run.config.train.on_nonfinite
+        values = self.window.flush(batch, on_nonfinite, run.info)
         if not values:
             return
         lr = run.scheduler.get_last_lr()[0]

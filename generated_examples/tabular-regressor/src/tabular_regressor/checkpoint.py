@@ -85,6 +85,24 @@ def save_checkpoint(path: str | Path, payload: dict[str, Any]) -> None:
             os.close(fd)
 
 
+def warn_stderr(message: str) -> None:
+    print(message, file=sys.stderr)
+
+
+def save_if_finite(path: str | Path, payload: dict[str, Any]) -> bool:
+    """save_checkpoint, unless the weights hold NaN/inf: the last good file then stays."""
+    weights = payload["model_state_dict"].items()
+    bad = [k for k, v in weights if v.is_floating_point() and not bool(v.isfinite().all())]
+    if bad:
+        warn_stderr(
+            f"warning: not saving {path}: non-finite weights at step {payload['step']} "
+            f"({bad[0]}); the previous checkpoint is kept"
+        )
+        return False
+    save_checkpoint(path, payload)
+    return True
+
+
 def load_checkpoint(path: str | Path, map_location: str | torch.device = "cpu") -> dict[str, Any]:
     """Load with `weights_only=True`; any damaged or foreign file raises CheckpointError."""
     path = Path(path)
@@ -140,19 +158,21 @@ def prune_step_checkpoints(out_dir: Path, keep_last: int) -> None:
 
 
 def find_resume_checkpoint(
-    out_dir: Path, warn: Callable[[str], object] = print
+    out_dir: Path, warn: Callable[[str], object] | None = None
 ) -> tuple[Path, dict[str, Any]] | None:
-    """The newest checkpoint in out_dir that loads; damaged ones are skipped with a warning."""
-    candidates = [p for p in [out_dir / "last.pt", *step_checkpoints(out_dir)] if p.exists()]
-    loaded = []
-    for path in candidates:
+    """The newest checkpoint in out_dir that loads; damaged ones are skipped with a warning.
+
+    last.pt is written first at every checkpoint, so it is the newest unless damaged;
+    then the step checkpoints, newest first. Only one checkpoint is held in memory.
+    """
+    for path in [out_dir / "last.pt", *step_checkpoints(out_dir)]:
+        if not path.exists():
+            continue
         try:
-            loaded.append((path, load_checkpoint(path)))
+            return path, load_checkpoint(path)
         except CheckpointError as exc:
-            warn(f"warning: skipping damaged checkpoint {exc}")
-    if not loaded:
-        return None
-    return max(loaded, key=lambda item: item[1]["step"])
+            (warn or warn_stderr)(f"warning: skipping damaged checkpoint {exc}")
+    return None
 
 
 def training_payload(
@@ -188,9 +208,11 @@ def restore_training(
     scheduler: torch.optim.lr_scheduler.LRScheduler,
     scaler: torch.amp.GradScaler,
     config: dict[str, Any],
+    world_size: int = 1,
 ) -> dict[str, Any]:
     """Load every state into the live objects; returns the position (epoch, step, ...)."""
     load_model_state(model, checkpoint, path, config)
+    check_global_batch(checkpoint, path, config["train"]["batch_size"] * world_size)
     try:
         optimizer.load_state_dict(checkpoint["optimizer_state_dict"])
         scheduler.load_state_dict(checkpoint["scheduler_state_dict"])
@@ -199,6 +221,18 @@ def restore_training(
     except (KeyError, ValueError, RuntimeError, TypeError) as exc:
         raise CheckpointError(f"{path}: training state does not fit this run ({exc})") from exc
     return {k: checkpoint[k] for k in ("epoch", "step", "batch_in_epoch", "best_metric")}
+
+
+def check_global_batch(checkpoint: dict[str, Any], path: str | Path, global_batch: int) -> None:
+    """Mid-epoch, the remaining batches are exact only for the same batch_size x processes
+    (2 processes x 8 may continue as 1 x 16); anything else would repeat or skip samples."""
+    batch_size = checkpoint["config"].get("train", {}).get("batch_size", 0)
+    saved = batch_size * checkpoint.get("world_size", 1)
+    if checkpoint.get("batch_in_epoch", 0) and batch_size and saved != global_batch:
+        raise CheckpointError(
+            f"{path}: saved mid-epoch with a global batch (train.batch_size x processes) of "
+            f"{saved}, now {global_batch}; keep it, or resume from an epoch-end checkpoint"
+        )
 
 
 def resolve_resume(
@@ -213,7 +247,7 @@ def resolve_resume(
             )
         return None
     if choice == "auto":
-        found = find_resume_checkpoint(out_dir, warn=print if is_main else lambda _: None)
+        found = find_resume_checkpoint(out_dir, warn=warn_stderr if is_main else lambda _: None)
         if found is None and is_main:
             print(f"no checkpoint in {out_dir}; starting a fresh run")
         return found

@@ -47,6 +47,7 @@ class TrainConfig:
     weight_decay: float = 0.01  # AdamW weight decay
     warmup_steps: int = 0  # linear warm-up before cosine decay
     grad_clip: float = 1.0  # max gradient norm; 0 disables clipping
+    grad_accum_steps: int = 1  # batches per optimiser step (DDP syncs on the last one only)
     seed: int = 42  # seeds python, numpy, torch and DataLoader workers
     deterministic: bool = False  # deterministic algorithms (slower); cudnn.benchmark off
     device: str = "auto"  # auto | cpu | cuda | mps
@@ -170,8 +171,11 @@ def _validate(config: Config) -> None:
         value = getattr(getattr(config, section), name)
         if value not in allowed:
             raise ConfigError(f"{key} must be one of {', '.join(allowed)}; got {value!r}")
-    if config.train.batch_size < 1 or config.train.epochs < 1:
-        raise ConfigError("train.batch_size and train.epochs must be at least 1")
+    train = config.train
+    if min(train.batch_size, train.epochs, train.grad_accum_steps) < 1:
+        raise ConfigError(
+            "train.batch_size, train.epochs and train.grad_accum_steps must be at least 1"
+        )
     if config.data.num_workers < 0:
         raise ConfigError("data.num_workers must be >= 0")
 

@@ -58,7 +58,7 @@ class Run:
     resumed: bool
 
     def save(self, name: str) -> None:
-        """Checkpoint from rank 0; every rank waits so none runs ahead of it."""
+        """Checkpoint from rank 0 (never non-finite weights); every rank waits for it."""
         if self.info.is_main:
             payload = ckpt.training_payload(
                 self.model,
@@ -69,7 +69,8 @@ class Run:
                 self.config.to_dict(),
                 self.bundle.state,
             )
-            ckpt.save_checkpoint(self.out_dir / name, payload)
+            payload["world_size"] = self.info.world_size
+            ckpt.save_if_finite(self.out_dir / name, payload)
         barrier(self.info)
 
 
@@ -85,7 +86,7 @@ def build_run(config: Config, info: DistInfo, device: torch.device) -> Run:
     optimizer = torch.optim.AdamW(
         model.parameters(), lr=config.train.lr, weight_decay=config.train.weight_decay
     )
-    total_steps = config.train.epochs * len(train_loader)
+    total_steps = config.train.epochs * (len(train_loader) // config.train.grad_accum_steps)
     scheduler = warmup_cosine(optimizer, config.train.warmup_steps, total_steps)
     dtype = amp_dtype(device, config.train.amp_dtype)
     scaler = make_grad_scaler(device, config.train.amp, dtype)
@@ -93,13 +94,14 @@ def build_run(config: Config, info: DistInfo, device: torch.device) -> Run:
     if resume:  # after everything is built, so restored RNG states are not disturbed
         path, checkpoint = resume
         position = ckpt.restore_training(
-            checkpoint, path, model, optimizer, scheduler, scaler, config.to_dict()
+            checkpoint, path, model, optimizer, scheduler, scaler, config.to_dict(), info.world_size
         )
         state = TrainState(**position)
         if info.is_main:
             print(f"resuming from {path} at epoch {state.epoch + 1}, step {state.step}")
     autocast_ctx = functools.partial(autocast, device, config.train.amp, dtype)
-    settings = StepSettings(config.task, device, autocast_ctx, config.train.grad_clip)
+    accum = config.train.grad_accum_steps
+    settings = StepSettings(config.task, device, autocast_ctx, config.train.grad_clip, accum)
     train_model = prepare_model(model, config, info, device)
     return Run(
         config,
