@@ -257,8 +257,8 @@ def test_nan_on_one_rank_stops_every_rank_and_keeps_the_good_checkpoint(
         cmd, cwd=project, env=env(project), capture_output=True, text=True, timeout=300
     )
     assert result.returncode != 0
-    errors = [line for line in result.stderr.splitlines() if line.startswith("error: ")]
-    assert len(errors) == 2 and all("non-finite loss" in e and "step 4" in e for e in errors)
+    # Both ranks report it; their stderr lines may interleave, so count the messages.
+    assert result.stderr.count("error: non-finite loss (nan) at step 4") == 2, result.stderr
     last = torch.load(out / "last.pt", weights_only=True)
     assert last["step"] == 3
     assert all(t.isfinite().all() for t in last["model_state_dict"].values())

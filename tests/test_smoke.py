@@ -22,7 +22,7 @@ def test_smoke_json_reports_every_stage(default_project: Path) -> None:
 
 
 def test_smoke_names_the_stage_that_broke(default_project: Path) -> None:
-    result = run_ptgen("smoke", str(default_project), "--set", "train.lr=nan")
+    result = run_ptgen("smoke", str(default_project), "--set", "train.lr=1e30")
     assert result.returncode == 1
     assert "FAIL train" in result.stdout
     assert "non-finite loss" in result.stdout
