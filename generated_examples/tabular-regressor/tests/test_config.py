@@ -21,7 +21,9 @@ def test_overrides_are_typed() -> None:
     assert config.data.root == "/data/x"
 
 
-@pytest.mark.parametrize("override", ["train.nope=1", "train.lr=fast", "train.device=tpu", "lr"])
+@pytest.mark.parametrize(
+    "override", ["train.nope=1", "train.lr=fast", "train.lr=nan", "train.device=tpu", "lr"]
+)
 def test_bad_overrides_are_refused(override: str) -> None:
     with pytest.raises(ConfigError):
         load_config(overrides=[override])

@@ -176,6 +176,8 @@ def _validate(config: Config) -> None:
         raise ConfigError(
             "train.batch_size, train.epochs and train.grad_accum_steps must be at least 1"
         )
+    if not 0 < config.train.lr < float("inf"):
+        raise ConfigError(f"train.lr must be a positive finite number; got {config.train.lr}")
     if config.data.num_workers < 0:
         raise ConfigError("data.num_workers must be >= 0")
 
