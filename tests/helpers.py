@@ -21,7 +21,13 @@ def run_in_project(
     project: Path, *args: str, timeout: int = 600
 ) -> subprocess.CompletedProcess[str]:
     """Run `python -m <args>` inside a generated project with its src/ on the path."""
-    env = dict(os.environ, PYTHONPATH=str(project / "src"), PYTHONDONTWRITEBYTECODE="1")
+    # One thread per process: two test workers on two cores, more threads only fight.
+    env = dict(
+        os.environ,
+        PYTHONPATH=str(project / "src"),
+        PYTHONDONTWRITEBYTECODE="1",
+        OMP_NUM_THREADS="1",
+    )
     return subprocess.run(
         [sys.executable, *args],
         cwd=project,
@@ -49,3 +55,31 @@ def tree_snapshot(root: Path) -> dict[str, bytes]:
     return {
         str(p.relative_to(root)): p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file()
     }
+
+
+# A dataset component (synthetic images) fetched slowly enough that a SIGKILL lands
+# mid-run on any machine; tests write it into a project as data/slowsynthetic.py.
+SLOW_DATASET = """
+import time
+
+from . import DataBundle
+from ._synthetic import make_bundle
+
+
+class Slow:
+    def __init__(self, dataset):
+        self.dataset = dataset
+
+    def __len__(self):
+        return len(self.dataset)
+
+    def __getitem__(self, index):
+        time.sleep(0.008)  # 64 ms per batch of 8: a kill lands well before the end
+        return self.dataset[index]
+
+
+def build(cfg, seed, state=None) -> DataBundle:
+    bundle = make_bundle("image-classification", cfg, seed)
+    bundle.train = Slow(bundle.train)
+    return bundle
+"""

@@ -8,12 +8,10 @@ pytest run, one smoke run per model) happen once per task. Run with `-n 2`.
 from __future__ import annotations
 
 import csv
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+from helpers import run_in_project
 from PIL import Image
 
 from ptgen.components import add_component
@@ -28,25 +26,6 @@ FILE_KINDS = {
     "sequence-classification": "text",
     "tabular-regression": "csv",
 }
-
-
-def run_in(project: Path, *args: str, timeout: int = 300) -> subprocess.CompletedProcess[str]:
-    """`python <args>` in the project, its src/ on the path, one thread per process
-    (two test workers on two cores: more threads only fight each other)."""
-    env = dict(
-        os.environ,
-        PYTHONPATH=str(project / "src"),
-        PYTHONDONTWRITEBYTECODE="1",
-        OMP_NUM_THREADS="1",
-    )
-    return subprocess.run(
-        [sys.executable, *args],
-        cwd=project,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=timeout,
-    )
 
 
 def module_name(kind: str) -> str:
@@ -130,9 +109,9 @@ def test_every_kind_is_rendered(project: Path) -> None:
 
 
 def test_black_ruff_and_ptgen_lint_are_clean(project: Path) -> None:
-    black = run_in(project, "-m", "black", "--check", "--quiet", "src", "tests")
+    black = run_in_project(project, "-m", "black", "--check", "--quiet", "src", "tests")
     assert black.returncode == 0, black.stderr
-    ruff = run_in(project, "-m", "ruff", "check", "--no-cache", "src", "tests")
+    ruff = run_in_project(project, "-m", "ruff", "check", "--no-cache", "src", "tests")
     assert ruff.returncode == 0, ruff.stdout + ruff.stderr
     findings = lint_paths(sorted(project.glob("src/kinds/*/*.py")), config=LintConfig())
     assert [f"{f.path.name}:{f.line} {f.code} {f.message}" for f in findings] == []
@@ -140,7 +119,7 @@ def test_black_ruff_and_ptgen_lint_are_clean(project: Path) -> None:
 
 @pytest.mark.slow
 def test_project_tests_pass(project: Path) -> None:
-    result = run_in(project, "-m", "pytest", "-q", "-x", "-p", "no:cacheprovider")
+    result = run_in_project(project, "-m", "pytest", "-q", "-x", "-p", "no:cacheprovider")
     assert result.returncode == 0, result.stdout[-4000:] + result.stderr[-2000:]
 
 
@@ -154,7 +133,9 @@ def test_every_model_and_dataset_trains(project: Path, tmp_path: Path) -> None:
     for i, model in enumerate(kinds_for_task("model", task)):
         data = ["--set", f"data.name={file_data}"]
         data += ["--set", f"data.root={root}"] if i % 2 == 0 else []
-        result = run_in(project, "-m", "kinds", "smoke", "--set", f"model.name={model}", *data)
+        result = run_in_project(
+            project, "-m", "kinds", "smoke", "--set", f"model.name={model}", *data
+        )
         assert result.returncode == 0, f"{model} on {data}:\n{result.stdout}\n{result.stderr}"
 
 
@@ -166,6 +147,7 @@ from pathlib import Path
 
 import pytest
 import torch
+from helpers import run_in_project
 from PIL import Image
 
 from kinds.config import ConfigError, DataConfig
@@ -281,7 +263,7 @@ def test_file_kinds_on_real_files(project: Path) -> None:
     task = next(t for t in TASKS if t in str(project))
     (project / "tests" / "test_file_kinds.py").write_text(FILE_KIND_CHECKS[task].lstrip())
     try:
-        result = run_in(
+        result = run_in_project(
             project, "-m", "pytest", "-q", "-p", "no:cacheprovider", "tests/test_file_kinds.py"
         )
     finally:

@@ -20,7 +20,7 @@ from pathlib import Path
 
 import pytest
 import torch
-from helpers import generate
+from helpers import SLOW_DATASET, generate
 from torch.utils.data import DistributedSampler
 
 pytestmark = pytest.mark.slow
@@ -55,31 +55,6 @@ class TinyMLP(nn.Module):
 
 def build(cfg, spec):
     return TinyMLP(spec.in_channels * spec.image_size**2, cfg.width, spec.num_outputs)
-"""
-
-SLOW_DATASET = """
-import time
-
-from . import DataBundle
-from ._synthetic import make_bundle
-
-
-class Slow:
-    def __init__(self, dataset):
-        self.dataset = dataset
-
-    def __len__(self):
-        return len(self.dataset)
-
-    def __getitem__(self, index):
-        time.sleep(0.01)
-        return self.dataset[index]
-
-
-def build(cfg, seed, state=None) -> DataBundle:
-    bundle = make_bundle("image-classification", cfg, seed)
-    bundle.train = Slow(bundle.train)
-    return bundle
 """
 
 # tinymlp whose 4th training forward pass returns NaN on rank 1 only.

@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 import torch
-from helpers import generate
+from helpers import SLOW_DATASET, generate
 
 PKG = "resume_proj"
 STEPS = 20  # 8 steps per epoch: the runs cross two epoch boundaries and stop mid-epoch
@@ -33,32 +33,6 @@ BASE = [
     "--set", "train.checkpoint_every=3",
     "--set", "train.log_every=4",
 ]  # fmt: skip
-
-# Synthetic images, fetched slowly enough that a kill lands mid-run on any machine.
-SLOW_DATASET = """
-import time
-
-from . import DataBundle
-from ._synthetic import make_bundle
-
-
-class Slow:
-    def __init__(self, dataset):
-        self.dataset = dataset
-
-    def __len__(self):
-        return len(self.dataset)
-
-    def __getitem__(self, index):
-        time.sleep(0.008)  # 64 ms per batch of 8: a kill lands well before the end
-        return self.dataset[index]
-
-
-def build(cfg, seed, state=None) -> DataBundle:
-    bundle = make_bundle("image-classification", cfg, seed)
-    bundle.train = Slow(bundle.train)
-    return bundle
-"""
 
 # The cnn whose 5th training forward pass returns NaN (for the non-finite guard).
 NAN_MODEL = """
