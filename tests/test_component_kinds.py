@@ -147,7 +147,6 @@ from pathlib import Path
 
 import pytest
 import torch
-from helpers import run_in_project
 from PIL import Image
 
 from kinds.config import ConfigError, DataConfig
