@@ -17,7 +17,7 @@ from PIL import Image
 from ptgen.components import add_component
 from ptgen.errors import PtgenError
 from ptgen.lint import LintConfig, lint_paths
-from ptgen.options import default_kind, kinds_for_task
+from ptgen.options import default_component_name, default_kind, kinds_for_task
 from ptgen.project import ProjectOptions, new_project
 
 TASKS = ["image-classification", "sequence-classification", "tabular-regression"]
@@ -26,11 +26,6 @@ FILE_KINDS = {
     "sequence-classification": "text",
     "tabular-regression": "csv",
 }
-
-
-def module_name(kind: str) -> str:
-    """The module a kind is added as by default: "image-folder" -> "image_folder"."""
-    return kind.replace("-", "_")
 
 
 def write_images(root: Path) -> Path:
@@ -92,7 +87,9 @@ def project(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFac
     for kind in kinds_for_task("dataset", task):
         if kind != "synthetic":
             variable = task == "sequence-classification"
-            add_component(path, "dataset", module_name(kind), kind, variable_length=variable)
+            add_component(
+                path, "dataset", default_component_name(kind), kind, variable_length=variable
+            )
     return path
 
 
@@ -103,7 +100,7 @@ def test_every_kind_is_rendered(project: Path) -> None:
         assert (package / "models" / f"{kind}.py").is_file()
         assert (project / "tests" / f"test_model_{kind}.py").is_file()
     for kind in kinds_for_task("dataset", task):
-        assert (package / "data" / f"{module_name(kind)}.py").is_file()
+        assert (package / "data" / f"{default_component_name(kind)}.py").is_file()
     source = "\n".join(p.read_text() for p in package.rglob("*.py"))
     assert ".cuda()" not in source and "import ptgen" not in source
 
@@ -129,7 +126,7 @@ def test_every_model_and_dataset_trains(project: Path, tmp_path: Path) -> None:
     with the default model and once with every other model in turn on synthetic data."""
     task = next(t for t in TASKS if t in str(project))
     root = real_root(task, tmp_path)
-    file_data = module_name(FILE_KINDS[task])
+    file_data = default_component_name(FILE_KINDS[task])
     for i, model in enumerate(kinds_for_task("model", task)):
         data = ["--set", f"data.name={file_data}"]
         data += ["--set", f"data.root={root}"] if i % 2 == 0 else []

@@ -16,7 +16,7 @@ import yaml
 from helpers import generate, run_in_project
 
 from ptgen.lint import lint_paths
-from ptgen.options import Task, kinds_for_task
+from ptgen.options import Task, default_component_name, kinds_for_task
 
 COMBINATIONS = [
     (task.value, model, dataset)
@@ -75,7 +75,7 @@ def test_every_kind_combination_renders_clean(
     project = generate(tmp_path / "a", "combo", task=task, model=model, dataset=dataset, **options)
     config = tomllib.loads((project / "configs/default.toml").read_text(encoding="utf-8"))
     assert config["model"]["name"] == model
-    assert config["data"]["name"] == dataset.replace("-", "_")
+    assert config["data"]["name"] == default_component_name(dataset)
     check_clean([project], tmp_path)
     flipped = {key: not value for key, value in options.items()}
     other = generate(tmp_path / "b", "combo", task=task, model=model, dataset=dataset, **flipped)

@@ -64,6 +64,11 @@ def default_kind(group: str, task: str) -> str:
     return defaults.get((group, task), "synthetic")
 
 
+def default_component_name(kind: str) -> str:
+    """The module name a component of a kind gets by default: image-folder -> image_folder."""
+    return kind.replace("-", "_")
+
+
 def check_kind(group: str, kind: str, task: str) -> ComponentKind:
     """The kind, if it exists and fits the task; otherwise a message listing the ones that do."""
     kinds = component_kinds(group)

@@ -15,7 +15,7 @@ from pathlib import Path
 from ptgen import git
 from ptgen.components import ProjectInfo, plan_component
 from ptgen.errors import ConflictError, PtgenError
-from ptgen.options import Task, check_kind, default_kind, package_name
+from ptgen.options import Task, check_kind, default_component_name, default_kind, package_name
 from ptgen.smoke import SmokeReport, smoke
 from ptgen.template_source import resolve_template
 
@@ -84,7 +84,7 @@ def _render(
     import copier
 
     model_name = model_kind
-    dataset_name = options.dataset.replace("-", "_")
+    dataset_name = default_component_name(options.dataset)
     ref = resolve_template()
     copier.run_copy(
         ref.src_path,

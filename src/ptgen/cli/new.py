@@ -9,7 +9,7 @@ import typer
 
 from ptgen.cli import app
 from ptgen.cli._common import print_smoke, user_errors
-from ptgen.options import Task
+from ptgen.options import Task, package_name
 
 new_app = typer.Typer(help="Create something new.", no_args_is_help=True)
 app.add_typer(new_app, name="new")
@@ -79,5 +79,5 @@ def new_project_command(
     if result.smoke is not None:
         print_smoke(result.smoke)
     typer.secho(f"created {result.path}", fg=typer.colors.GREEN, bold=True)
-    package = name.lower().replace("-", "_")
+    package = package_name(name)
     typer.echo(f"next: cd {result.path} && python -m pip install -e . && python -m {package} train")

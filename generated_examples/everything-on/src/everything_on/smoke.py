@@ -17,6 +17,8 @@ from pathlib import Path
 from typing import Any
 
 import torch
+from torch import nn
+from torch.utils.data import DataLoader
 
 from . import checkpoint as ckpt
 from .config import Config
@@ -53,12 +55,18 @@ def stage_train(config: Config) -> str:
     return f"{result['step']} steps, val loss {result['loss']:.4f}"
 
 
-def stage_overfit(config: Config, steps: int = 20, batch_size: int = 8) -> str:
+def fresh_model(config: Config) -> tuple[torch.device, nn.Module, DataLoader, DataLoader]:
+    """A newly initialised model on its device, with the training and validation loaders."""
     set_seed(config.train.seed)
     device = get_device(config.train.device)
     bundle = build_data(config.data, config.train.seed)
     model = build_model(config.model, bundle.spec).to(device)
-    train_loader, _, _ = build_loaders(bundle, config, DistInfo(), device)
+    train_loader, val_loader, _ = build_loaders(bundle, config, DistInfo(), device)
+    return device, model, train_loader, val_loader
+
+
+def stage_overfit(config: Config, steps: int = 20, batch_size: int = 8) -> str:
+    device, model, train_loader, _ = fresh_model(config)
     batch = {k: v[:batch_size] for k, v in to_device(next(iter(train_loader)), device).items()}
     optimizer = torch.optim.AdamW(model.parameters(), lr=3e-3)
     settings = _settings(config, device)
@@ -71,10 +79,7 @@ def stage_overfit(config: Config, steps: int = 20, batch_size: int = 8) -> str:
 
 
 def stage_evaluate(config: Config) -> str:
-    device = get_device(config.train.device)
-    bundle = build_data(config.data, config.train.seed)
-    model = build_model(config.model, bundle.spec).to(device)
-    _, val_loader, _ = build_loaders(bundle, config, DistInfo(), device)
+    device, model, _, val_loader = fresh_model(config)
     modes: list[bool] = []
     hook = model.register_forward_pre_hook(lambda module, args: modes.append(module.training))
     model.train()
