@@ -11,17 +11,19 @@ import importlib
 import json
 import os
 import platform
+import random
 import statistics
 import sys
 from collections.abc import Callable
 from pathlib import Path
 from types import ModuleType
-from typing import Any
+from typing import Any, TypeVar
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "src"))  # this checkout's ptgen, not an installed one
 
 PACKAGE = "benchproj"
+T = TypeVar("T")
 
 
 def generate_project(parent: Path, **options: Any) -> Path:
@@ -50,6 +52,16 @@ def interleaved(contenders: dict[str, Callable[[], float]], repeats: int) -> dic
 
 def median(values: list[float]) -> float:
     return statistics.median(values)
+
+
+def bootstrap_ci(
+    samples: list[T], statistic: Callable[[list[T]], float], resamples: int = 2000
+) -> tuple[float, float]:
+    """Percentile bootstrap 95% interval of `statistic` (seeded: same data, same interval)."""
+    rng = random.Random(0)
+    stats = sorted(statistic(rng.choices(samples, k=len(samples))) for _ in range(resamples))
+    tail = int(resamples * 0.025)
+    return stats[tail], stats[resamples - 1 - tail]
 
 
 def machine() -> dict[str, Any]:

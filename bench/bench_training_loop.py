@@ -1,28 +1,41 @@
 """Training-loop overhead: the generated loop vs a minimal hand-written loop vs Lightning.
 
-All three train the same model (the generated project's default CNN on 32x32 images,
-identical initial weights) with AdamW on the same preloaded batches (taken once from
-the project's own DataLoader), on CPU with a fixed thread count:
+Every contender trains its own copy of the same model (the generated project's default
+CNN on 32x32 images, identical initial weights) on the same batches (preloaded once
+from the project's own DataLoader), on CPU with a fixed thread count:
 
 - generated: the project's `engine.train_one_epoch` with everything `build_run` makes
-  (StepSettings, AdamW, warm-up/cosine scheduler, the disabled GradScaler, gradient
-  clipping at the default `train.grad_clip`) and the real `Reporter.after_step`
+  (StepSettings, the project's AdamW, warm-up/cosine scheduler, the disabled GradScaler,
+  gradient clipping at the default `train.grad_clip`) and the real `Reporter.after_step`
   bookkeeping (loss window flushed every `train.log_every` steps, metrics.csv rows);
-- generated, grad_clip=0: the same with clipping off, to separate the cost of the
-  clipping feature from the loop's own bookkeeping;
-- minimal: `zero_grad / forward / loss / backward / step`, nothing else;
-- lightning: a LightningModule around the same model, a fresh `Trainer` per round
-  (no logger, checkpointing, progress bar or model summary).
+- minimal: `zero_grad / forward / loss / backward / step`, nothing else, with the
+  project's optimizer settings;
+- lightning: the same job as a LightningModule in a `Trainer`: the project's optimizer
+  settings and scheduler (stepped every step), the same gradient clipping
+  (`gradient_clip_val`), the loss logged with `self.log` to a CSVLogger every `log_every`
+  steps; no checkpointing, progress bar or model summary (the generated contender has
+  none of those either);
+- lightning, torch-default AdamW: the same with `torch.optim.AdamW(params, lr,
+  weight_decay)` as Lightning's docs write it, without the project's `fused=True`.
 
-Each round times `--steps` steps per contender; rounds are interleaved and repeated;
-warm-up rounds are excluded. Ratios are medians of per-round ratios (each round
-against the neighbouring minimal round), so slow drift in the load cancels. Both
-wall time and this process's CPU time are reported: on a shared machine the
-CPU-time figures move much less. Lightning's
-timing starts after its first batch of each round (so Trainer set-up is not
-counted) and covers the remaining steps.
+So "lightning" differs from "generated" by the loop alone (same maths, same optimizer
+kernel); the last row adds what the project's optimizer choice is worth.
 
-    PYTHONPATH=src python bench/bench_training_loop.py --repeats 9 --json /tmp/loop.json
+Lockstep timing. This machine's speed wanders by +-15% from one step to the next
+(shared host), far more than the ~1% a loop's overhead costs on the default model, so
+rounds timed one after another cannot resolve it. Instead each Lightning run drives the
+others: after every Lightning step, a callback runs one step of each other contender
+(order alternating), each timed alone, and Lightning's own step is timed from the
+callback's return to its next call (so it includes everything Lightning does per step:
+batch fetch, hooks, logging, clipping, optimizer). The steps of one cycle run within a
+few hundred milliseconds of each other, and the statistic is the median over cycles of
+the per-cycle time ratio, with a bootstrap 95% interval; "faster in" counts the cycles
+the generated step was the quicker one. The total-time ratio (which also carries the
+periodic log flushes) is shown beside it. A generated step is one call of
+`train_one_epoch` on a one-batch list, which adds that function's per-epoch set-up
+(`model.train()`, `zero_grad`) to every step: a bias against the generated loop.
+
+    PYTHONPATH=src python bench/bench_training_loop.py --steps 600 --json /tmp/loop.json
 """
 
 from __future__ import annotations
@@ -31,30 +44,25 @@ import argparse
 import copy
 import itertools
 import logging
+import queue
 import tempfile
+import threading
 import time
 import warnings
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
 import torch
 import torch.nn.functional as F
-from _common import (
-    generate_project,
-    import_project,
-    interleaved,
-    machine,
-    median,
-    print_table,
-    write_json,
-)
+from _common import bootstrap_ci, generate_project, import_project, machine, median, write_json
 
 Batch = dict[str, torch.Tensor]
+Times = tuple[float, float]  # wall and CPU seconds
 
 
 class Batches:
-    """The same preloaded batches, iterated by every contender (a sized iterable)."""
+    """A sized iterable of preloaded batches (Lightning reads a plain list as many loaders)."""
 
     def __init__(self, batches: list[Batch]) -> None:
         self.batches = batches
@@ -66,104 +74,168 @@ class Batches:
         return len(self.batches)
 
 
-def build_generated(
-    mods: dict[str, Any], out_dir: Path, overrides: list[str], steps: int
-) -> tuple[Any, Any, Batches]:
-    """The generated project's own Run and Reporter, and `steps` batches from its loader."""
-    fixed = [f"train.out_dir={out_dir}", "train.device=cpu", "data.num_samples=1024"]
-    config = mods["config"].load_config(None, fixed + overrides)
-    run = mods["train"].build_run(config, mods["runtime"].DistInfo(), torch.device("cpu"))
-    loader = run.loaders[0]
-    batches = list(itertools.islice(itertools.cycle(loader), steps))
-    return run, mods["monitor"].Reporter(run), Batches(batches)
-
-
-def clocks() -> tuple[float, float]:
-    """Wall time and this process's CPU time (the latter barely moves with other load)."""
+def clocks() -> Times:
+    """Wall time and this process's CPU time."""
     return time.perf_counter(), time.process_time()
 
 
-def since(start: tuple[float, float]) -> tuple[float, float]:
+def since(start: Times) -> Times:
     wall, cpu = clocks()
     return wall - start[0], cpu - start[1]
 
 
-def generated_round(
-    mods: dict[str, Any], run: Any, reporter: Any, batches: Batches
-) -> tuple[float, float]:
-    start = clocks()
-    mods["engine"].train_one_epoch(
-        run.train_model,
-        batches,
-        run.optimizer,
-        run.scheduler,
-        run.scaler,
-        run.settings,
-        run.state,
-        reporter.after_step,
-    )
-    return since(start)
+class Feed:
+    """Batches for a loop running in its own thread, handed over one step at a time.
+
+    `step(batch)` gives the loop one batch and returns when the loop asks for the next;
+    the time from handing a batch out to that next request is one step of the loop as
+    written (hand-over costs fall outside it; the driving thread waits meanwhile).
+    """
+
+    def __init__(self, loop: Callable[[Iterable[Batch]], Any]) -> None:
+        self.times: list[Times] = []
+        self.inbox: queue.Queue[Batch | None] = queue.Queue(maxsize=1)
+        self.asked = threading.Semaphore(0)
+        self.handed: Times | None = None
+        self.thread = threading.Thread(target=loop, args=(self,), daemon=True)
+        self.thread.start()
+        self.asked.acquire()  # the loop is waiting for its first batch
+
+    def __iter__(self) -> Iterator[Batch]:
+        return self
+
+    def __next__(self) -> Batch:
+        if self.handed is not None:
+            self.times.append(since(self.handed))
+        self.asked.release()
+        batch = self.inbox.get()
+        if batch is None:
+            raise StopIteration
+        self.handed = clocks()
+        return batch
+
+    def step(self, batch: Batch) -> None:
+        self.inbox.put(batch)
+        self.asked.acquire()
+
+    def close(self) -> None:
+        self.inbox.put(None)
+        self.thread.join()
 
 
-def minimal_round(model: torch.nn.Module, optimizer: Any, batches: Batches) -> tuple[float, float]:
-    model.train()
-    start = clocks()
-    for batch in batches:
-        optimizer.zero_grad()
-        loss = F.cross_entropy(model(batch["inputs"]), batch["targets"])
-        loss.backward()
-        optimizer.step()
-    return since(start)
+def generated_loop(mods: dict[str, Any], run: Any, reporter: Any) -> Feed:
+    """The project's own train_one_epoch, unchanged, fed by a Feed."""
+
+    def loop(batches: Iterable[Batch]) -> None:
+        mods["engine"].train_one_epoch(
+            run.train_model,
+            batches,
+            run.optimizer,
+            run.scheduler,
+            run.scaler,
+            run.settings,
+            run.state,
+            reporter.after_step,
+        )
+
+    return Feed(loop)
 
 
-def lightning_runner(model: torch.nn.Module, lr: float, wd: float, batches: Batches) -> Callable:
+def minimal_loop(model: torch.nn.Module, optimizer: torch.optim.Optimizer) -> Feed:
+    def loop(batches: Iterable[Batch]) -> None:
+        model.train()
+        for batch in batches:
+            optimizer.zero_grad()
+            loss = F.cross_entropy(model(batch["inputs"]), batch["targets"])
+            loss.backward()
+            optimizer.step()
+
+    return Feed(loop)
+
+
+def lightning_lockstep(
+    mods: dict[str, Any],
+    run: Any,
+    batches: list[Batch],
+    feeds: dict[str, Feed],
+    log_dir: Path,
+    fused: bool,
+) -> dict[str, list[Times]]:
+    """One Lightning run of len(batches) steps; after each, one step of every other loop.
+
+    Returns each contender's step times, cycle by cycle (Lightning's step i, then the
+    others' step i on the same batch), from the second cycle on.
+    """
     import lightning as L
+    from lightning.pytorch.loggers import CSVLogger
 
     logging.getLogger("lightning.pytorch").setLevel(logging.ERROR)  # no per-fit banners
     warnings.filterwarnings("ignore", module="lightning")  # e.g. "few workers" hints
+    train_cfg = run.config.train
 
     class Module(L.LightningModule):
         def __init__(self) -> None:
             super().__init__()
-            self.model = model
+            self.model = copy.deepcopy(run.model)  # identical initial weights
 
         def training_step(self, batch: Batch, batch_idx: int) -> torch.Tensor:
-            return F.cross_entropy(self.model(batch["inputs"]), batch["targets"])
+            loss = F.cross_entropy(self.model(batch["inputs"]), batch["targets"])
+            self.log("train_loss", loss)
+            return loss
 
-        def configure_optimizers(self) -> torch.optim.Optimizer:
-            return torch.optim.AdamW(self.parameters(), lr=lr, weight_decay=wd)
+        def configure_optimizers(self) -> Any:
+            settings = optimizer_settings(run.optimizer)
+            if not fused:
+                settings = {"lr": settings["lr"], "weight_decay": settings["weight_decay"]}
+            optimizer = torch.optim.AdamW(self.parameters(), **settings)
+            total = train_cfg.epochs * len(run.loaders[0])  # as build_run plans it
+            schedule = mods["train"].warmup_cosine(optimizer, train_cfg.warmup_steps, total)
+            return {
+                "optimizer": optimizer,
+                "lr_scheduler": {"scheduler": schedule, "interval": "step"},
+            }
 
-    class Clock(L.Callback):
+    class Lockstep(L.Callback):
+        def __init__(self) -> None:
+            self.times: list[Times] = []
+            self.resumed: Times | None = None
+
         def on_train_batch_end(
-            self, trainer: Any, module: Any, out: Any, batch: Any, i: int
+            self, trainer: Any, module: Any, out: Any, batch: Batch, i: int
         ) -> None:
-            if i == 0:
-                self.start = clocks()
-            self.end = clocks()
+            if self.resumed is not None:
+                self.times.append(since(self.resumed))
+            for feed in feeds.values() if i % 2 == 0 else reversed(feeds.values()):
+                feed.step(batch)
+            self.resumed = clocks()
 
-    module, threads = Module(), torch.get_num_threads()
+    lockstep, threads = Lockstep(), torch.get_num_threads()
+    trainer = L.Trainer(
+        accelerator="cpu",
+        devices=1,
+        max_steps=len(batches),
+        max_epochs=1,
+        gradient_clip_val=train_cfg.grad_clip,
+        gradient_clip_algorithm="norm",
+        logger=CSVLogger(log_dir),
+        log_every_n_steps=train_cfg.log_every,
+        enable_checkpointing=False,
+        enable_progress_bar=False,
+        enable_model_summary=False,
+        num_sanity_val_steps=0,
+        callbacks=[lockstep],
+    )
+    trainer.fit(Module(), train_dataloaders=Batches(batches))
+    torch.set_num_threads(threads)  # in case the Trainer changed it
+    for feed in feeds.values():
+        feed.close()
+    return {"lightning": lockstep.times, **{name: feed.times[1:] for name, feed in feeds.items()}}
 
-    def run_round() -> tuple[float, float]:
-        clock = Clock()
-        trainer = L.Trainer(
-            accelerator="cpu",
-            devices=1,
-            max_steps=len(batches),
-            max_epochs=1,
-            logger=False,
-            enable_checkpointing=False,
-            enable_progress_bar=False,
-            enable_model_summary=False,
-            num_sanity_val_steps=0,
-            callbacks=[clock],
-        )
-        trainer.fit(module, train_dataloaders=batches)
-        torch.set_num_threads(threads)  # in case the Trainer changed it
-        # steps after the first batch, scaled to a whole round for comparable times
-        scale = len(batches) / (len(batches) - 1)
-        return tuple((e - s) * scale for e, s in zip(clock.end, clock.start, strict=True))
 
-    return run_round
+def optimizer_settings(optimizer: torch.optim.Optimizer) -> dict[str, Any]:
+    """The generated optimizer's constructor settings (lr, weight_decay, fused, ...)."""
+    keys = ("lr", "weight_decay", "betas", "eps", "fused", "foreach")
+    return {key: optimizer.defaults[key] for key in keys}
 
 
 SIZES = {
@@ -175,90 +247,104 @@ SIZES = {
 
 
 def compare(mods: dict[str, Any], tmp: Path, size: str, args: argparse.Namespace) -> dict:
-    run, reporter, batches = build_generated(mods, tmp / size, SIZES[size], args.steps)
-    train_cfg = run.config.train
-    # the same loop with train.grad_clip=0: separates the bookkeeping from the clipping
-    noclip = build_generated(mods, tmp / f"{size}-noclip", SIZES[size] + ["train.grad_clip=0"], 0)
-    contenders: dict[str, Callable[[], tuple[float, float]]] = {
-        "generated": lambda: generated_round(mods, run, reporter, batches),
-        "generated, grad_clip=0": lambda: generated_round(mods, *noclip[:2], batches),
-    }
+    """Two lockstep runs (one per Lightning variant), each also stepping generated and minimal."""
+    overrides = [f"train.out_dir={tmp / size}", "train.device=cpu", "data.num_samples=1024"]
+    config = mods["config"].load_config(None, overrides + SIZES[size])
+    run = mods["train"].build_run(config, mods["runtime"].DistInfo(), torch.device("cpu"))
+    reporter = mods["monitor"].Reporter(run)
     plain = copy.deepcopy(run.model)  # identical initial weights
-    optimizer = torch.optim.AdamW(
-        plain.parameters(), lr=train_cfg.lr, weight_decay=train_cfg.weight_decay
-    )
-    contenders["minimal"] = lambda: minimal_round(plain, optimizer, batches)
-    if not args.no_lightning:
-        contenders["lightning"] = lightning_runner(
-            copy.deepcopy(run.model), train_cfg.lr, train_cfg.weight_decay, batches
-        )
-    interleaved(contenders, args.warmup)
-    times = interleaved(contenders, args.repeats)
-    reporter.profiler.stop()
-    noclip[1].profiler.stop()
+    optimizer = torch.optim.AdamW(plain.parameters(), **optimizer_settings(run.optimizer))
+    cycles = args.steps + args.warmup + 1  # the first Lightning step is not timed
+    batches = list(itertools.islice(itertools.cycle(run.loaders[0]), cycles))
     result: dict[str, Any] = {
         "overrides": SIZES[size],
         "parameters": sum(p.numel() for p in run.model.parameters()),
-        "batch_size": train_cfg.batch_size,
-        "grad_clip": train_cfg.grad_clip,
-        "log_every": train_cfg.log_every,
+        "batch_size": run.config.train.batch_size,
+        "grad_clip": run.config.train.grad_clip,
+        "log_every": run.config.train.log_every,
+        "optimizer": optimizer_settings(run.optimizer),
+        "runs": {},
     }
-    for index, clock in enumerate(("wall", "cpu")):
-        rates = {name: [args.steps / t[index] for t in ts] for name, ts in times.items()}
-        medians = {name: median(v) for name, v in rates.items()}
-        result[clock] = {
-            "steps_per_s": rates,
-            "median_steps_per_s": medians,
-            "ratio_vs_minimal": {k: v / medians["minimal"] for k, v in medians.items()},
-            # per-round ratios against the minimal round run next to it, then their median:
-            # drift in the machine's load cancels within each pair
-            "paired_ratio_vs_minimal": {
-                k: median([a / b for a, b in zip(v, rates["minimal"], strict=True)])
-                for k, v in rates.items()
-            },
+    for name, fused in (("lightning", True), ("lightning, torch-default AdamW", False)):
+        feeds = {
+            "generated": generated_loop(mods, run, reporter),
+            "minimal": minimal_loop(plain, optimizer),
         }
-        if "lightning" in medians:
-            pairs = zip(rates["generated"], rates["lightning"], strict=True)
-            result[clock]["generated_vs_lightning"] = median([a / b for a, b in pairs])
+        times = lightning_lockstep(mods, run, batches, feeds, tmp / f"{size}-{name}", fused)
+        times = {key: value[args.warmup :] for key, value in times.items()}
+        times[name] = times.pop("lightning")
+        result["runs"][name] = {
+            clock: summarise({key: [t[index] for t in value] for key, value in times.items()})
+            for index, clock in enumerate(("wall", "cpu"))
+        }
+    reporter.profiler.stop()
     return result
+
+
+def summarise(times: dict[str, list[float]]) -> dict[str, Any]:
+    """Per-contender median step time; the generated loop against each other contender."""
+    ours = times["generated"]
+    versus = {}
+    for name, theirs in times.items():
+        if name == "generated":
+            continue
+        cycles = list(zip(theirs, ours, strict=True))  # speed ratio generated/other per cycle
+
+        def median_ratio(sample: list[tuple[float, float]]) -> float:
+            return median([t / o for t, o in sample])
+
+        def total_ratio(sample: list[tuple[float, float]]) -> float:
+            return sum(t for t, _ in sample) / sum(o for _, o in sample)
+
+        versus[name] = {
+            "median_ratio": median_ratio(cycles),
+            "median_ratio_ci95": bootstrap_ci(cycles, median_ratio),
+            "total_ratio": total_ratio(cycles),
+            "total_ratio_ci95": bootstrap_ci(cycles, total_ratio),
+            "generated_faster_in": sum(o < t for t, o in cycles),
+            "cycles": len(cycles),
+        }
+    return {
+        "median_step_ms": {name: 1000 * median(values) for name, values in times.items()},
+        "step_s": times,
+        "generated_vs": versus,
+    }
 
 
 def report(size: str, result: dict, args: argparse.Namespace) -> None:
     print(
         f"\n## {size} model ({result['parameters']:,} parameters, batch {result['batch_size']}"
         f"{', ' + ' '.join(result['overrides']) if result['overrides'] else ''}): "
-        f"{args.steps} steps per round, {args.repeats} rounds, {args.threads} thread(s)\n"
+        f"{args.steps} lockstep cycles per Lightning run, {args.threads} thread(s)\n"
     )
-    rows = []
-    for name in result["wall"]["median_steps_per_s"]:
-        wall, cpu = result["wall"], result["cpu"]
-        rows.append(
-            [
-                name,
-                wall["median_steps_per_s"][name],
-                wall["paired_ratio_vs_minimal"][name],
-                cpu["median_steps_per_s"][name],
-                cpu["paired_ratio_vs_minimal"][name],
-            ]
-        )
-    headers = ["loop", "wall steps/s", "wall vs minimal", "CPU-time steps/s", "CPU vs minimal"]
-    print_table(headers, rows)
-    if "generated_vs_lightning" in result["wall"]:
-        print(
-            f"\ngenerated / lightning (median of paired ratios): "
-            f"{result['wall']['generated_vs_lightning']:.3f}x (wall), "
-            f"{result['cpu']['generated_vs_lightning']:.3f}x (CPU time)"
-        )
+    print(
+        "| run | contender | median step [ms] | generated speed / this: median of per-cycle"
+        " ratios [95% CI] | faster in | ratio of total times [95% CI] |"
+    )
+    print("|---|---|---|---|---|---|")
+    for clock in ("cpu", "wall"):
+        for run_name, run in result["runs"].items():
+            stats = run[clock]
+            for name, ms in stats["median_step_ms"].items():
+                cells = ["-", "-", "-"]
+                if name in stats["generated_vs"]:
+                    v = stats["generated_vs"][name]
+                    cells = [
+                        f"{v['median_ratio']:.3f} [{v['median_ratio_ci95'][0]:.3f}, "
+                        f"{v['median_ratio_ci95'][1]:.3f}]",
+                        f"{v['generated_faster_in']}/{v['cycles']}",
+                        f"{v['total_ratio']:.3f} [{v['total_ratio_ci95'][0]:.3f}, "
+                        f"{v['total_ratio_ci95'][1]:.3f}]",
+                    ]
+                print(f"| {run_name} ({clock}) | {name} | {ms:.2f} | " + " | ".join(cells) + " |")
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--steps", type=int, default=5, help="steps per round")
-    parser.add_argument("--repeats", type=int, default=31, help="timed rounds per contender")
-    parser.add_argument("--warmup", type=int, default=2, help="untimed rounds per contender")
+    parser.add_argument("--steps", type=int, default=400, help="timed cycles per Lightning run")
+    parser.add_argument("--warmup", type=int, default=10, help="untimed cycles first")
     parser.add_argument("--threads", type=int, default=1, help="torch.set_num_threads")
     parser.add_argument("--sizes", nargs="+", default=list(SIZES), choices=list(SIZES))
-    parser.add_argument("--no-lightning", action="store_true", help="skip the Lightning row")
     parser.add_argument("--json", type=Path, default=None)
     args = parser.parse_args()
     torch.set_num_threads(args.threads)

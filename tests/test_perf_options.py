@@ -171,3 +171,36 @@ def test_training_steps_never_read_tensors_back(default_project: Path, tmp_path:
     result = run_in_project(default_project, str(script))
     assert result.returncode == 0, result.stdout + result.stderr
     assert "reads at log: ['cpu', 'tolist']" in result.stdout
+
+
+FUSED_STEP = """
+import torch
+from {pkg} import config, engine, runtime, train
+
+cfg = config.load_config(None, [
+    "train.out_dir={out_dir}", "train.device=cpu", "data.num_samples=64", "data.image_size=16",
+])
+run = train.build_run(cfg, runtime.DistInfo(), torch.device("cpu"))
+batch = next(iter(run.loaders[0]))
+before = [p.detach().clone() for p in run.model.parameters()]
+with torch.profiler.profile() as prof:
+    engine.train_step(run.train_model, batch, run.optimizer, run.scaler, run.settings)
+calls = {{e.key: e.count for e in prof.key_averages()}}
+print("fused calls:", calls.get("aten::_fused_adamw_", 0))
+print("per-tensor addcdiv calls:", calls.get("aten::addcdiv_", 0))
+print("all moved:", all(not torch.equal(b, p) for b, p in zip(before, run.model.parameters())))
+"""
+
+
+def test_optimizer_updates_every_tensor_in_one_fused_kernel(
+    default_project: Path, tmp_path: Path
+) -> None:
+    """AdamW(fused=True) on CPU: one kernel per step instead of a Python loop over tensors
+    (0.77 -> 0.12 ms per step on the tiny model; docs/benchmarks.md)."""
+    script = tmp_path / "fused.py"
+    script.write_text(FUSED_STEP.format(pkg=PACKAGE, out_dir=tmp_path / "run"), encoding="utf-8")
+    result = run_in_project(default_project, str(script))
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "fused calls: 1\n" in result.stdout
+    assert "per-tensor addcdiv calls: 0\n" in result.stdout
+    assert "all moved: True" in result.stdout
