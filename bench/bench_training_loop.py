@@ -33,9 +33,13 @@ the per-cycle time ratio, with a bootstrap 95% interval; "faster in" counts the 
 the generated step was the quicker one. The total-time ratio (which also carries the
 periodic log flushes) is shown beside it. A generated step is one call of
 `train_one_epoch` on a one-batch list, which adds that function's per-epoch set-up
-(`model.train()`, `zero_grad`) to every step: a bias against the generated loop.
+(`model.train()`, `zero_grad`; ~0.15 ms) to every step: a bias against the generated
+loop. (Running the unchanged loop in a thread fed one batch at a time avoids that bias
+but was dropped: there the loop's steps ran ~14% slower than in the main thread, from
+one run to the next, for no reason in its code.) With one thread the process is pinned to
+one core.
 
-    PYTHONPATH=src python bench/bench_training_loop.py --steps 600 --json /tmp/loop.json
+    PYTHONPATH=src python bench/bench_training_loop.py --steps 800 --json /tmp/loop.json
 """
 
 from __future__ import annotations
@@ -44,12 +48,11 @@ import argparse
 import copy
 import itertools
 import logging
-import queue
+import os
 import tempfile
-import threading
 import time
 import warnings
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -59,6 +62,7 @@ from _common import bootstrap_ci, generate_project, import_project, machine, med
 
 Batch = dict[str, torch.Tensor]
 Times = tuple[float, float]  # wall and CPU seconds
+Step = Callable[[Batch], None]
 
 
 class Batches:
@@ -84,52 +88,13 @@ def since(start: Times) -> Times:
     return wall - start[0], cpu - start[1]
 
 
-class Feed:
-    """Batches for a loop running in its own thread, handed over one step at a time.
+def generated_step(mods: dict[str, Any], run: Any, reporter: Any) -> Step:
+    """One step of the project's own loop: train_one_epoch over a one-batch list."""
 
-    `step(batch)` gives the loop one batch and returns when the loop asks for the next;
-    the time from handing a batch out to that next request is one step of the loop as
-    written (hand-over costs fall outside it; the driving thread waits meanwhile).
-    """
-
-    def __init__(self, loop: Callable[[Iterable[Batch]], Any]) -> None:
-        self.times: list[Times] = []
-        self.inbox: queue.Queue[Batch | None] = queue.Queue(maxsize=1)
-        self.asked = threading.Semaphore(0)
-        self.handed: Times | None = None
-        self.thread = threading.Thread(target=loop, args=(self,), daemon=True)
-        self.thread.start()
-        self.asked.acquire()  # the loop is waiting for its first batch
-
-    def __iter__(self) -> Iterator[Batch]:
-        return self
-
-    def __next__(self) -> Batch:
-        if self.handed is not None:
-            self.times.append(since(self.handed))
-        self.asked.release()
-        batch = self.inbox.get()
-        if batch is None:
-            raise StopIteration
-        self.handed = clocks()
-        return batch
-
-    def step(self, batch: Batch) -> None:
-        self.inbox.put(batch)
-        self.asked.acquire()
-
-    def close(self) -> None:
-        self.inbox.put(None)
-        self.thread.join()
-
-
-def generated_loop(mods: dict[str, Any], run: Any, reporter: Any) -> Feed:
-    """The project's own train_one_epoch, unchanged, fed by a Feed."""
-
-    def loop(batches: Iterable[Batch]) -> None:
+    def step(batch: Batch) -> None:
         mods["engine"].train_one_epoch(
             run.train_model,
-            batches,
+            [batch],
             run.optimizer,
             run.scheduler,
             run.scaler,
@@ -138,30 +103,30 @@ def generated_loop(mods: dict[str, Any], run: Any, reporter: Any) -> Feed:
             reporter.after_step,
         )
 
-    return Feed(loop)
+    return step
 
 
-def minimal_loop(model: torch.nn.Module, optimizer: torch.optim.Optimizer) -> Feed:
-    def loop(batches: Iterable[Batch]) -> None:
-        model.train()
-        for batch in batches:
-            optimizer.zero_grad()
-            loss = F.cross_entropy(model(batch["inputs"]), batch["targets"])
-            loss.backward()
-            optimizer.step()
+def minimal_step(model: torch.nn.Module, optimizer: torch.optim.Optimizer) -> Step:
+    model.train()
 
-    return Feed(loop)
+    def step(batch: Batch) -> None:
+        optimizer.zero_grad()
+        loss = F.cross_entropy(model(batch["inputs"]), batch["targets"])
+        loss.backward()
+        optimizer.step()
+
+    return step
 
 
 def lightning_lockstep(
     mods: dict[str, Any],
     run: Any,
     batches: list[Batch],
-    feeds: dict[str, Feed],
+    others: dict[str, Step],
     log_dir: Path,
     fused: bool,
 ) -> dict[str, list[Times]]:
-    """One Lightning run of len(batches) steps; after each, one step of every other loop.
+    """One Lightning run of len(batches) steps; after each, one step of every other.
 
     Returns each contender's step times, cycle by cycle (Lightning's step i, then the
     others' step i on the same batch), from the second cycle on.
@@ -197,16 +162,18 @@ def lightning_lockstep(
 
     class Lockstep(L.Callback):
         def __init__(self) -> None:
-            self.times: list[Times] = []
+            self.times: dict[str, list[Times]] = {"lightning": [], **{name: [] for name in others}}
             self.resumed: Times | None = None
 
         def on_train_batch_end(
             self, trainer: Any, module: Any, out: Any, batch: Batch, i: int
         ) -> None:
             if self.resumed is not None:
-                self.times.append(since(self.resumed))
-            for feed in feeds.values() if i % 2 == 0 else reversed(feeds.values()):
-                feed.step(batch)
+                self.times["lightning"].append(since(self.resumed))
+            for name in list(others) if i % 2 == 0 else reversed(others):
+                start = clocks()
+                others[name](batch)
+                self.times[name].append(since(start))
             self.resumed = clocks()
 
     lockstep, threads = Lockstep(), torch.get_num_threads()
@@ -227,9 +194,9 @@ def lightning_lockstep(
     )
     trainer.fit(Module(), train_dataloaders=Batches(batches))
     torch.set_num_threads(threads)  # in case the Trainer changed it
-    for feed in feeds.values():
-        feed.close()
-    return {"lightning": lockstep.times, **{name: feed.times[1:] for name, feed in feeds.items()}}
+    return {
+        name: times[-len(lockstep.times["lightning"]) :] for name, times in lockstep.times.items()
+    }
 
 
 def optimizer_settings(optimizer: torch.optim.Optimizer) -> dict[str, Any]:
@@ -254,6 +221,10 @@ def compare(mods: dict[str, Any], tmp: Path, size: str, args: argparse.Namespace
     reporter = mods["monitor"].Reporter(run)
     plain = copy.deepcopy(run.model)  # identical initial weights
     optimizer = torch.optim.AdamW(plain.parameters(), **optimizer_settings(run.optimizer))
+    others = {
+        "generated": generated_step(mods, run, reporter),
+        "minimal": minimal_step(plain, optimizer),
+    }
     cycles = args.steps + args.warmup + 1  # the first Lightning step is not timed
     batches = list(itertools.islice(itertools.cycle(run.loaders[0]), cycles))
     result: dict[str, Any] = {
@@ -266,11 +237,7 @@ def compare(mods: dict[str, Any], tmp: Path, size: str, args: argparse.Namespace
         "runs": {},
     }
     for name, fused in (("lightning", True), ("lightning, torch-default AdamW", False)):
-        feeds = {
-            "generated": generated_loop(mods, run, reporter),
-            "minimal": minimal_loop(plain, optimizer),
-        }
-        times = lightning_lockstep(mods, run, batches, feeds, tmp / f"{size}-{name}", fused)
+        times = lightning_lockstep(mods, run, batches, others, tmp / f"{size}-{name}", fused)
         times = {key: value[args.warmup :] for key, value in times.items()}
         times[name] = times.pop("lightning")
         result["runs"][name] = {
@@ -348,6 +315,8 @@ def main() -> None:
     parser.add_argument("--json", type=Path, default=None)
     args = parser.parse_args()
     torch.set_num_threads(args.threads)
+    if args.threads == 1 and hasattr(os, "sched_setaffinity"):
+        os.sched_setaffinity(0, {min(os.sched_getaffinity(0))})  # one core: no migrations
     results = {}
     with tempfile.TemporaryDirectory(prefix="bench-loop-") as tmp:
         mods = import_project(generate_project(Path(tmp)))
