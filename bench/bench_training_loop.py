@@ -47,6 +47,7 @@ from __future__ import annotations
 import argparse
 import copy
 import itertools
+import json
 import logging
 import os
 import tempfile
@@ -279,10 +280,11 @@ def summarise(times: dict[str, list[float]]) -> dict[str, Any]:
 
 
 def report(size: str, result: dict, args: argparse.Namespace) -> None:
+    cycles = len(next(iter(result["runs"].values()))["cpu"]["step_s"]["generated"])
     print(
         f"\n## {size} model ({result['parameters']:,} parameters, batch {result['batch_size']}"
         f"{', ' + ' '.join(result['overrides']) if result['overrides'] else ''}): "
-        f"{args.steps} lockstep cycles per Lightning run, {args.threads} thread(s)\n"
+        f"{cycles} lockstep cycles per Lightning run, {args.threads} thread(s)\n"
     )
     print(
         "| run | contender | median step [ms] | generated speed / this: median of per-cycle"
@@ -306,14 +308,46 @@ def report(size: str, result: dict, args: argparse.Namespace) -> None:
                 print(f"| {run_name} ({clock}) | {name} | {ms:.2f} | " + " | ".join(cells) + " |")
 
 
+def pool(paths: list[Path]) -> dict[str, dict]:
+    """Earlier --json outputs merged: the cycles of all of them, summarised together."""
+    files = [json.loads(path.read_text(encoding="utf-8")) for path in paths]
+    pooled = {}
+    for size in SIZES:
+        parts = [f[size] for f in files if size in f]
+        if not parts:
+            continue
+        runs = {}
+        for run, clocks_ in parts[0]["runs"].items():
+            runs[run] = {
+                clock: summarise(
+                    {
+                        name: [
+                            t for part in parts for t in part["runs"][run][clock]["step_s"][name]
+                        ]
+                        for name in stats["step_s"]
+                    }
+                )
+                for clock, stats in clocks_.items()
+            }
+        pooled[size] = {**parts[0], "runs": runs}
+    return pooled
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--steps", type=int, default=400, help="timed cycles per Lightning run")
+    parser.add_argument("--steps", type=int, default=800, help="timed cycles per Lightning run")
     parser.add_argument("--warmup", type=int, default=10, help="untimed cycles first")
     parser.add_argument("--threads", type=int, default=1, help="torch.set_num_threads")
     parser.add_argument("--sizes", nargs="+", default=list(SIZES), choices=list(SIZES))
     parser.add_argument("--json", type=Path, default=None)
+    parser.add_argument(
+        "--pool", type=Path, nargs="+", help="no run: merge earlier --json outputs and report"
+    )
     args = parser.parse_args()
+    if args.pool:
+        for size, result in pool(args.pool).items():
+            report(size, result, args)
+        return
     torch.set_num_threads(args.threads)
     if args.threads == 1 and hasattr(os, "sched_setaffinity"):
         os.sched_setaffinity(0, {min(os.sched_getaffinity(0))})  # one core: no migrations
