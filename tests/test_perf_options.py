@@ -196,7 +196,7 @@ def test_optimizer_updates_every_tensor_in_one_fused_kernel(
     default_project: Path, tmp_path: Path
 ) -> None:
     """AdamW(fused=True) on CPU: one kernel per step instead of a Python loop over tensors
-    (0.77 -> 0.12 ms per step on the tiny model; docs/benchmarks.md)."""
+    (3-5x faster optimizer steps: docs/benchmarks.md, "The pieces of a step")."""
     script = tmp_path / "fused.py"
     script.write_text(FUSED_STEP.format(pkg=PACKAGE, out_dir=tmp_path / "run"), encoding="utf-8")
     result = run_in_project(default_project, str(script))
