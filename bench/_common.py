@@ -14,6 +14,7 @@ import platform
 import random
 import statistics
 import sys
+import time
 from collections.abc import Callable
 from pathlib import Path
 from types import ModuleType
@@ -52,6 +53,50 @@ def interleaved(contenders: dict[str, Callable[[], float]], repeats: int) -> dic
 
 def median(values: list[float]) -> float:
     return statistics.median(values)
+
+
+Times = tuple[float, float]  # wall and this process's CPU seconds
+
+
+def clocks() -> Times:
+    """Wall time and this process's CPU time (the latter moves less with other load)."""
+    return time.perf_counter(), time.process_time()
+
+
+def since(start: Times) -> Times:
+    wall, cpu = clocks()
+    return wall - start[0], cpu - start[1]
+
+
+def timed_steps(step: Callable[[Any], Any], batch: Any, steps: int) -> Times:
+    """Wall and CPU seconds of `steps` calls of step(batch)."""
+    start = clocks()
+    for _ in range(steps):
+        step(batch)
+    return since(start)
+
+
+def train_step_fn(
+    mods: dict[str, ModuleType],
+    task: str,
+    model: Any,
+    device: Any,
+    amp: bool,
+    grad_clip: float,
+    lr: float = 1e-3,
+    fused: bool = False,
+) -> Callable[[Any], Any]:
+    """The project's `engine.train_step` on `model` with its autocast and GradScaler."""
+    import torch
+
+    runtime, engine = mods["runtime"], mods["engine"]
+    dtype = runtime.amp_dtype(device, "auto")  # bfloat16 on CPU, float16 on CUDA
+    settings = engine.StepSettings(
+        task, device, lambda: runtime.autocast(device, amp, dtype), grad_clip
+    )
+    optimizer = torch.optim.AdamW(model.parameters(), lr=lr, fused=fused)
+    scaler = runtime.make_grad_scaler(device, amp, dtype)  # enabled for CUDA float16 only
+    return lambda batch: engine.train_step(model, batch, optimizer, scaler, settings)
 
 
 def bootstrap_ci(

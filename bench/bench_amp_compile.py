@@ -26,6 +26,8 @@ from _common import (
     machine,
     median,
     print_table,
+    timed_steps,
+    train_step_fn,
     write_json,
 )
 
@@ -35,28 +37,6 @@ VARIANTS = {  # name: (amp, compile)
     "compiled fp32": (False, True),
     "compiled bf16 autocast": (True, True),
 }
-
-
-def make_step(mods: dict[str, Any], config: Any, model: torch.nn.Module, amp: bool) -> Any:
-    runtime, engine = mods["runtime"], mods["engine"]
-    device = torch.device("cpu")
-    dtype = runtime.amp_dtype(device, "auto")  # bfloat16 on CPU
-    settings = engine.StepSettings(
-        config.task,
-        device,
-        lambda: runtime.autocast(device, amp, dtype),
-        config.train.grad_clip,
-    )
-    optimizer = torch.optim.AdamW(model.parameters(), lr=config.train.lr)
-    scaler = runtime.make_grad_scaler(device, amp, dtype)  # disabled on CPU
-    return lambda batch: engine.train_step(model, batch, optimizer, scaler, settings)
-
-
-def timed(step: Any, batch: dict, steps: int) -> tuple[float, float]:
-    wall, cpu = time.perf_counter(), time.process_time()
-    for _ in range(steps):
-        step(batch)
-    return time.perf_counter() - wall, time.process_time() - cpu
 
 
 def main() -> None:
@@ -85,12 +65,20 @@ def main() -> None:
             model.load_state_dict(base.state_dict())  # identical initial weights
             if compiled:
                 model = torch.compile(model, mode=args.mode)
-            steps[name] = make_step(mods, config, model, amp)
+            steps[name] = train_step_fn(
+                mods,
+                config.task,
+                model,
+                torch.device("cpu"),
+                amp,
+                config.train.grad_clip,
+                config.train.lr,
+            )
             start = time.perf_counter()
             for _ in range(3):  # compiles forward and backward on the first step
                 steps[name](batch)
             warmup_s[name] = time.perf_counter() - start
-        runs = {name: (lambda s=s: timed(s, batch, args.steps)) for name, s in steps.items()}
+        runs = {name: (lambda s=s: timed_steps(s, batch, args.steps)) for name, s in steps.items()}
         times = interleaved(runs, args.repeats)
     report(args, times, warmup_s)
 

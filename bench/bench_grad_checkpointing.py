@@ -34,7 +34,6 @@ import argparse
 import json
 import sys
 import tempfile
-import time
 import warnings
 from pathlib import Path
 from typing import Any
@@ -48,6 +47,8 @@ from _common import (
     machine,
     median,
     print_table,
+    timed_steps,
+    train_step_fn,
     write_json,
 )
 
@@ -82,17 +83,6 @@ def build(mods: dict[str, Any], args: argparse.Namespace, checkpointing: bool) -
     bundle = mods["data"].build_data(config.data, config.train.seed)
     model = mods["models"].build_model(config.model, bundle.spec)
     return config, bundle, model
-
-
-def make_step(mods: dict[str, Any], config: Any, model: torch.nn.Module) -> Any:
-    runtime, engine = mods["runtime"], mods["engine"]
-    device = torch.device("cpu")
-    settings = engine.StepSettings(
-        config.task, device, lambda: runtime.autocast(device, False, torch.float32), 0.0
-    )
-    optimizer = torch.optim.AdamW(model.parameters(), lr=1e-3)
-    scaler = runtime.make_grad_scaler(device, False, torch.float32)
-    return lambda batch: engine.train_step(model, batch, optimizer, scaler, settings)
 
 
 def memory_profile(step: Any, batch: dict[str, torch.Tensor], tmp: Path) -> dict[str, float]:
@@ -134,13 +124,6 @@ def gradient_difference(
     return diff / scale
 
 
-def timed_steps(step: Any, batch: dict, steps: int) -> tuple[float, float]:
-    wall, cpu = time.perf_counter(), time.process_time()
-    for _ in range(steps):
-        step(batch)
-    return time.perf_counter() - wall, time.process_time() - cpu
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--model", default="transformer", help="model kind (ptgen list)")
@@ -168,8 +151,8 @@ def main() -> None:
         batch = next(iter(loader))
         grad_diff = gradient_difference(mods, config.task, plain, ckpt, batch)
         steps = {
-            "plain": make_step(mods, config, plain),
-            "checkpointed": make_step(mods, config, ckpt),
+            name: train_step_fn(mods, config.task, model, torch.device("cpu"), False, 0.0)
+            for name, model in (("plain", plain), ("checkpointed", ckpt))
         }
         memory = {name: memory_profile(step, batch, Path(tmp)) for name, step in steps.items()}
         runs = {name: (lambda s=s: timed_steps(s, batch, args.steps)) for name, s in steps.items()}

@@ -51,7 +51,6 @@ import json
 import logging
 import os
 import tempfile
-import time
 import warnings
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -59,10 +58,19 @@ from typing import Any
 
 import torch
 import torch.nn.functional as F
-from _common import bootstrap_ci, generate_project, import_project, machine, median, write_json
+from _common import (
+    Times,
+    bootstrap_ci,
+    clocks,
+    generate_project,
+    import_project,
+    machine,
+    median,
+    since,
+    write_json,
+)
 
 Batch = dict[str, torch.Tensor]
-Times = tuple[float, float]  # wall and CPU seconds
 Step = Callable[[Batch], None]
 
 
@@ -77,16 +85,6 @@ class Batches:
 
     def __len__(self) -> int:
         return len(self.batches)
-
-
-def clocks() -> Times:
-    """Wall time and this process's CPU time."""
-    return time.perf_counter(), time.process_time()
-
-
-def since(start: Times) -> Times:
-    wall, cpu = clocks()
-    return wall - start[0], cpu - start[1]
 
 
 def generated_step(mods: dict[str, Any], run: Any, reporter: Any) -> Step:

@@ -35,7 +35,15 @@ from pathlib import Path
 from typing import Any
 
 import torch
-from _common import generate_project, import_project, machine, median, print_table, write_json
+from _common import (
+    generate_project,
+    import_project,
+    machine,
+    median,
+    print_table,
+    train_step_fn,
+    write_json,
+)
 
 DEVICE = torch.device("cuda", 0)
 
@@ -145,24 +153,13 @@ def check_profile(mods: dict[str, Any], tmp: Path) -> dict[str, Any]:
     return {"trace_bytes": trace.stat().st_size, "report_lines": len(output.splitlines())}
 
 
-def timed_steps(step: Callable[[], Any], steps: int) -> float:
+def synced_ms_per_step(step: Callable[[], Any], steps: int) -> float:
     torch.cuda.synchronize()
     start = time.perf_counter()
     for _ in range(steps):
         step()
     torch.cuda.synchronize()
     return (time.perf_counter() - start) / steps * 1e3
-
-
-def step_fn(mods: dict[str, Any], config: Any, model: torch.nn.Module, amp: bool) -> Callable:
-    runtime, engine = mods["runtime"], mods["engine"]
-    dtype = runtime.amp_dtype(DEVICE, "auto")
-    settings = engine.StepSettings(
-        config.task, DEVICE, lambda: runtime.autocast(DEVICE, amp, dtype), 1.0
-    )
-    optimizer = torch.optim.AdamW(model.parameters(), lr=1e-3, fused=True)  # as build_run
-    scaler = runtime.make_grad_scaler(DEVICE, amp, dtype)
-    return lambda batch: engine.train_step(model, batch, optimizer, scaler, settings)
 
 
 def check_step_time(mods: dict[str, Any], tmp: Path, repeats: int) -> dict[str, Any]:
@@ -179,7 +176,7 @@ def check_step_time(mods: dict[str, Any], tmp: Path, repeats: int) -> dict[str, 
         model = mods["models"].build_model(config.model, bundle.spec).to(DEVICE)
         if compiled:
             model = torch.compile(model)
-        step = step_fn(mods, config, model, amp)
+        step = train_step_fn(mods, config.task, model, DEVICE, amp, 1.0, fused=True)
         start = time.perf_counter()
         for _ in range(3):
             step(batch)
@@ -188,7 +185,7 @@ def check_step_time(mods: dict[str, Any], tmp: Path, repeats: int) -> dict[str, 
     times: dict[str, list[float]] = {name: [] for name in variants}
     for _ in range(repeats):  # interleaved rounds
         for name, v in variants.items():
-            times[name].append(timed_steps(lambda v=v: v["step"](batch), 20))
+            times[name].append(synced_ms_per_step(lambda v=v: v["step"](batch), 20))
     base = median(times["eager fp32"])
     return {
         name: {

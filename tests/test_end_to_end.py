@@ -40,26 +40,9 @@ def test_new_project_smokes_trains_and_evaluates(tmp_path: Path) -> None:
 
 def test_training_into_an_existing_run_is_refused(default_project: Path) -> None:
     out = default_project.parent / "run-once"
-    first = run_in_project(
-        default_project,
-        "-m",
-        "demo_proj",
-        "train",
-        "--set",
-        "train.max_steps=2",
-        "--set",
-        f"train.out_dir={out}",
-    )
+    train = ["-m", "demo_proj", "train", "--set", "train.max_steps=2", "--set"]
+    first = run_in_project(default_project, *train, f"train.out_dir={out}")
     assert first.returncode == 0, first.stderr
-    second = run_in_project(
-        default_project,
-        "-m",
-        "demo_proj",
-        "train",
-        "--set",
-        "train.max_steps=2",
-        "--set",
-        f"train.out_dir={out}",
-    )
+    second = run_in_project(default_project, *train, f"train.out_dir={out}")
     assert second.returncode == 1
     assert "train.resume=auto" in second.stderr and "Traceback" not in second.stderr
