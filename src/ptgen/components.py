@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ptgen.errors import NotAProject, PtgenError
-from ptgen.options import check_kind, component_name, default_kind
+from ptgen.options import check_kind, check_task, component_name, default_kind
 from ptgen.paths import templates_dir
 from ptgen.plan import FilePlan
 from ptgen.render import format_python, render_file
@@ -56,20 +56,30 @@ def plan_component(
     group: str,
     name: str,
     kind: str | None = None,
-    variable_length: bool = False,
+    variable_length: bool | None = None,
 ) -> FilePlan:
-    """The files of one component: its module and its test, black-formatted."""
+    """The files of one component: its module and its test, black-formatted.
+
+    `variable_length` (sequence datasets only; default True): pad each batch to its own
+    longest sequence, or (False) pad every sequence to data.max_length in the dataset.
+    """
     name = component_name(name)
-    kind = kind or default_kind(group, project.task)
-    spec = check_kind(group, kind, project.task)
-    if variable_length and project.task != "sequence-classification":
+    task = check_task(project.task)
+    kind = kind or default_kind(group, task.name)
+    spec = check_kind(group, kind, task.name)
+    if variable_length is not None and (group != "dataset" or task.modality != "sequence"):
+        flag = "--variable-length" if variable_length else "--fixed-length"
         raise PtgenError(
-            f"--variable-length needs a sequence-classification project; this one is {project.task}"
+            f"{flag} applies to datasets of token sequences; this is a {group} of a "
+            f"{task.name} project"
         )
     context = {
         "project_name": project.project_name,
         "package_name": project.package,
-        "task": project.task,
+        "task": task.name,
+        "modality": task.modality,
+        "objective": task.objective,
+        "variable_length": variable_length is not False,
         "name": name,
         "kind": kind,
     }
@@ -89,7 +99,7 @@ def add_component(
     group: str,
     name: str,
     kind: str | None = None,
-    variable_length: bool = False,
+    variable_length: bool | None = None,
     force: bool = False,
     dry_run: bool = False,
 ) -> FilePlan:

@@ -9,7 +9,6 @@ import keyword
 import re
 import sys
 from dataclasses import dataclass
-from enum import Enum
 from pathlib import Path
 
 import tomllib
@@ -18,10 +17,39 @@ from ptgen.errors import InvalidName, PtgenError
 from ptgen.paths import templates_dir
 
 
-class Task(str, Enum):
-    image_classification = "image-classification"
-    sequence_classification = "sequence-classification"
-    tabular_regression = "tabular-regression"
+MODALITIES = ("image", "sequence", "tabular")  # input plumbing the project template knows
+OBJECTIVES = ("classification", "regression")  # task objects the project template knows
+
+
+@dataclass(frozen=True)
+class TaskSpec:
+    """A task: templates/project/_tasks/<name>/ (task.toml for ptgen, synthetic.py for Copier)."""
+
+    name: str
+    summary: str
+    modality: str
+    objective: str
+    default_model: str
+    default_dataset: str
+
+
+def tasks() -> dict[str, TaskSpec]:
+    """Every task of the project template, read from its task.toml."""
+    found = {}
+    for meta in sorted((templates_dir() / "project" / "_tasks").glob("*/task.toml")):
+        data = tomllib.loads(meta.read_text(encoding="utf-8"))
+        spec = TaskSpec(meta.parent.name, **data)
+        if spec.modality not in MODALITIES or spec.objective not in OBJECTIVES:
+            raise PtgenError(f"{meta}: unknown modality {spec.modality!r} or objective {spec.objective!r}")
+        found[spec.name] = spec
+    return found
+
+
+def check_task(name: str) -> TaskSpec:
+    """The task called `name`; otherwise a message listing the tasks there are."""
+    if name not in tasks():
+        raise PtgenError(f"unknown task {name!r}; tasks: {', '.join(tasks())}")
+    return tasks()[name]
 
 
 @dataclass(frozen=True)
@@ -56,12 +84,8 @@ def kinds_for_task(group: str, task: str) -> list[str]:
 
 
 def default_kind(group: str, task: str) -> str:
-    defaults = {
-        ("model", "image-classification"): "cnn",
-        ("model", "sequence-classification"): "transformer",
-        ("model", "tabular-regression"): "mlp",
-    }
-    return defaults.get((group, task), "synthetic")
+    spec = check_task(task)
+    return spec.default_model if group == "model" else spec.default_dataset
 
 
 def default_component_name(kind: str) -> str:

@@ -1,13 +1,18 @@
-"""Where ptgen's templates are: inside the wheel, or in the source checkout."""
+"""Where ptgen's templates are: $PTGEN_TEMPLATES_DIR, inside the wheel, or in the checkout."""
 
 from __future__ import annotations
 
-from functools import cache
+import os
 from pathlib import Path
 
+TEMPLATES_ENV = "PTGEN_TEMPLATES_DIR"
 
-@cache
+
 def templates_dir() -> Path:
+    """`$PTGEN_TEMPLATES_DIR` (a copy of templates/ to develop against), else ptgen's own."""
+    override = os.environ.get(TEMPLATES_ENV)
+    if override:
+        return Path(override).expanduser()
     packaged = Path(__file__).parent / "templates"  # installed wheel (force-include)
     if packaged.is_dir():
         return packaged

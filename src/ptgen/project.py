@@ -15,7 +15,14 @@ from pathlib import Path
 from ptgen import git
 from ptgen.components import ProjectInfo, plan_component
 from ptgen.errors import ConflictError, PtgenError
-from ptgen.options import Task, check_kind, default_component_name, default_kind, package_name
+from ptgen.defaults import write_defaults
+from ptgen.options import (
+    TaskSpec,
+    check_kind,
+    check_task,
+    default_component_name,
+    package_name,
+)
 from ptgen.smoke import SmokeReport, smoke
 from ptgen.template_source import resolve_template
 
@@ -23,14 +30,15 @@ from ptgen.template_source import resolve_template
 @dataclass
 class ProjectOptions:
     name: str
-    task: Task = Task.image_classification
+    task: str = "image-classification"  # a task of `ptgen list`
     model: str | None = None  # model kind; the task's default when None
-    dataset: str = "synthetic"  # dataset kind
+    dataset: str | None = None  # dataset kind; the task's default when None
     description: str = "A PyTorch project"
     author: str = ""
     amp: bool = False
     compile: bool = False
     grad_checkpointing: bool = False
+    variable_length: bool | None = None  # sequence datasets: padded per batch (default) or not
 
 
 @dataclass
@@ -53,17 +61,18 @@ def new_project(
 ) -> NewProjectResult:
     """Generate a project into output_dir/NAME (see ProjectOptions); returns what was done."""
     package = package_name(options.name)
-    task = Task(options.task).value
-    model_kind = options.model or default_kind("model", task)
-    check_kind("model", model_kind, task)
-    check_kind("dataset", options.dataset, task)
+    task = check_task(options.task)
+    model_kind = options.model or task.default_model
+    dataset_kind = options.dataset or task.default_dataset
+    check_kind("model", model_kind, task.name)
+    check_kind("dataset", dataset_kind, task.name)
     target = output_dir / options.name
     _check_target(target, force)
     scratch_parent = None if dry_run else _writable_parent(output_dir)
     with tempfile.TemporaryDirectory(prefix=".ptgen-", dir=scratch_parent) as scratch:
         staged = Path(scratch) / options.name
         progress("rendering the project template")
-        _render(options, package, task, model_kind, staged)
+        _render(options, package, task, model_kind, dataset_kind, staged)
         files = sorted(str(p.relative_to(staged)) for p in staged.rglob("*") if p.is_file())
         if dry_run:
             return NewProjectResult(target, files, False, None)
@@ -79,12 +88,17 @@ def new_project(
 
 
 def _render(
-    options: ProjectOptions, package: str, task: str, model_kind: str, staged: Path
+    options: ProjectOptions,
+    package: str,
+    task: TaskSpec,
+    model_kind: str,
+    dataset_kind: str,
+    staged: Path,
 ) -> None:
     import copier
 
-    model_name = model_kind
-    dataset_name = default_component_name(options.dataset)
+    model_name = default_component_name(model_kind)
+    dataset_name = default_component_name(dataset_kind)
     ref = resolve_template()
     copier.run_copy(
         ref.src_path,
@@ -94,7 +108,9 @@ def _render(
             "package_name": package,
             "description": options.description,
             "author": options.author,
-            "task": task,
+            "task": task.name,
+            "modality": task.modality,
+            "objective": task.objective,
             "model_name": model_name,
             "dataset_name": dataset_name,
             "amp": options.amp,
@@ -105,11 +121,12 @@ def _render(
         defaults=True,
         quiet=True,
     )
-    project = ProjectInfo(staged, options.name, package, task)
+    project = ProjectInfo(staged, options.name, package, task.name)
     plan_component(project, "model", model_name, model_kind).apply()
     # Components are black-formatted as they are planned; the Copier template renders
     # black-clean as is (tests/test_template_render.py), so updates never fight formatting.
-    plan_component(project, "dataset", dataset_name, options.dataset).apply()
+    plan_component(project, "dataset", dataset_name, dataset_kind, options.variable_length).apply()
+    write_defaults(staged, package)  # from the options the template and components declare
 
 
 def _check_target(target: Path, force: bool) -> None:

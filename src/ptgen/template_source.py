@@ -44,7 +44,6 @@ from ptgen.git import NEUTRAL_IDENTITY, GitError, git, git_ok
 from ptgen.paths import templates_dir
 
 CACHE_ENV = "PTGEN_CACHE_DIR"
-TEMPLATES_ENV = "PTGEN_TEMPLATES_DIR"
 # Part of every cache key: bump it when the way histories are built changes.
 _SCHEME = b"ptgen-template-history-1"
 _DEV_DATE = "946684800 +0000"  # 2000-01-01: dev commits must not depend on the clock
@@ -111,9 +110,6 @@ class History:
 
 def default_source() -> TemplateSource:
     """`$PTGEN_TEMPLATES_DIR`, else ptgen's templates/ (installed, or the source checkout)."""
-    override = os.environ.get(TEMPLATES_ENV)
-    if override:
-        return TemplateSource(Path(override).expanduser())
     return TemplateSource(templates_dir())
 
 
