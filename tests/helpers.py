@@ -63,7 +63,7 @@ SLOW_DATASET = """
 import time
 
 from . import DataBundle
-from ._synthetic import make_bundle
+from ._synthetic import SyntheticOptions as Options, make_splits
 
 
 class Slow:
@@ -79,7 +79,6 @@ class Slow:
 
 
 def build(cfg, seed, state=None) -> DataBundle:
-    bundle = make_bundle("image-classification", cfg, seed)
-    bundle.train = Slow(bundle.train)
-    return bundle
+    train, val, spec = make_splits(cfg, seed)
+    return DataBundle(Slow(train), val, spec)
 """

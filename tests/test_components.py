@@ -40,7 +40,7 @@ def test_add_is_discovered_without_editing_any_file(tmp_path: Path) -> None:
     }
     assert all(after[k] == v for k, v in before.items())
     listing = run_in_project(
-        project, "-c", "from demo_proj.models import available; print(available())"
+        project, "-c", 'from demo_proj.config import available; print(available("model"))'
     )
     assert "second" in listing.stdout, listing.stderr
 

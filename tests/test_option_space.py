@@ -1,10 +1,11 @@
-"""Every task x model kind x dataset kind x amp x compile x grad-checkpointing renders clean.
-
-A fixed sample of combinations also smoke-trains (the slow tier).
+"""Every task x model kind x dataset kind x amp x compile x grad-checkpointing renders clean
+(and, for sequence datasets, variable x fixed length), with a config of only the keys the
+project reads. A fixed sample of combinations also smoke-trains (the slow tier).
 """
 
 from __future__ import annotations
 
+import ast
 import itertools
 import py_compile
 import subprocess
@@ -16,22 +17,37 @@ import yaml
 from helpers import generate, run_in_project
 
 from ptgen.lint import lint_paths
-from ptgen.options import Task, default_component_name, kinds_for_task
+from ptgen.options import default_component_name, kinds_for_task, tasks
 
 COMBINATIONS = [
-    (task.value, model, dataset)
-    for task in Task
-    for model in kinds_for_task("model", task.value)
-    for dataset in kinds_for_task("dataset", task.value)
+    (task.name, model, dataset, variable)
+    for task in tasks().values()
+    for model in kinds_for_task("model", task.name)
+    for dataset in kinds_for_task("dataset", task.name)
+    for variable in ([True, False] if task.modality == "sequence" else [None])
 ]
 FLAGS = list(itertools.product([False, True], repeat=3))  # amp, compile, grad_checkpointing
 
 
+def unread_config_keys(project: Path) -> list[str]:
+    """Keys of configs/default.toml that no code of the package reads (outside config.py,
+    which only declares and validates them): a key is read where `.key` is accessed."""
+    config = tomllib.loads((project / "configs/default.toml").read_text(encoding="utf-8"))
+    read = set()
+    for path in project.glob("src/*/**/*.py"):
+        if path.name != "config.py":
+            tree = ast.parse(path.read_text(encoding="utf-8"))
+            read |= {node.attr for node in ast.walk(tree) if isinstance(node, ast.Attribute)}
+    keys = ["task"] + [f"{s}.{k}" for s in ("data", "model", "train") for k in config[s]]
+    return [key for key in keys if key.rpartition(".")[2] not in read]
+
+
 def check_clean(projects: list[Path], tmp_path: Path) -> None:
-    """Parses, byte-compiles, black-stable, ruff-clean and ptgen-lint-clean."""
+    """Parses, byte-compiles, black-stable, ruff-clean, ptgen-lint-clean, and every config
+    key is read somewhere."""
     for project in projects:
         tomllib.loads((project / "pyproject.toml").read_text(encoding="utf-8"))
-        tomllib.loads((project / "configs/default.toml").read_text(encoding="utf-8"))
+        assert unread_config_keys(project) == [], project
         for path in project.rglob("*.y*ml"):
             yaml.safe_load(path.read_text(encoding="utf-8"))
         for path in project.rglob("*.py"):
@@ -43,7 +59,7 @@ def check_clean(projects: list[Path], tmp_path: Path) -> None:
     assert findings == [], [f"{f.path}:{f.line} {f.code} {f.message}" for f in findings]
 
 
-@pytest.mark.parametrize("task", [t.value for t in Task])
+@pytest.mark.parametrize("task", list(tasks()))
 def test_every_flag_combination_renders_clean(tmp_path: Path, task: str) -> None:
     """amp x compile x grad-checkpointing, for each task, with its default kinds."""
     projects = []
@@ -63,22 +79,23 @@ def test_every_flag_combination_renders_clean(tmp_path: Path, task: str) -> None
     check_clean(projects, tmp_path)
 
 
-@pytest.mark.parametrize(("task", "model", "dataset"), COMBINATIONS)
+@pytest.mark.parametrize(("task", "model", "dataset", "variable"), COMBINATIONS)
 def test_every_kind_combination_renders_clean(
-    tmp_path: Path, task: str, model: str, dataset: str
+    tmp_path: Path, task: str, model: str, dataset: str, variable: bool | None
 ) -> None:
     """Each task x model kind x dataset kind, under a different flag set each; components
     do not depend on the flags (asserted), so with the test above this covers the product."""
-    index = COMBINATIONS.index((task, model, dataset))
+    index = COMBINATIONS.index((task, model, dataset, variable))
     amp, compile_, gc = FLAGS[index % len(FLAGS)]
     options = {"amp": amp, "compile": compile_, "grad_checkpointing": gc}
-    project = generate(tmp_path / "a", "combo", task=task, model=model, dataset=dataset, **options)
+    kinds = {"model": model, "dataset": dataset, "variable_length": variable}
+    project = generate(tmp_path / "a", "combo", task=task, **kinds, **options)
     config = tomllib.loads((project / "configs/default.toml").read_text(encoding="utf-8"))
-    assert config["model"]["name"] == model
+    assert config["model"]["name"] == default_component_name(model)
     assert config["data"]["name"] == default_component_name(dataset)
     check_clean([project], tmp_path)
     flipped = {key: not value for key, value in options.items()}
-    other = generate(tmp_path / "b", "combo", task=task, model=model, dataset=dataset, **flipped)
+    other = generate(tmp_path / "b", "combo", task=task, **kinds, **flipped)
     for component in ("src/combo/models", "src/combo/data", "tests"):
         for path in (project / component).glob("*.py"):
             if path.name.startswith(("test_model_", "test_data_")) or "/tests" not in str(path):

@@ -52,7 +52,7 @@ import torch
 from {pkg} import checkpoint as ckpt
 from {pkg}.config import Config
 from {pkg}.data import build_data
-from {pkg}.engine import TrainState
+from {pkg}.checkpoint import TrainState
 from {pkg}.models import build_model
 
 config = Config()
@@ -128,15 +128,13 @@ def test_profile_writes_a_trace_and_prints_the_top_operators(
 HOST_SYNC = """
 import sys
 import torch
-from {pkg} import config, engine, monitor, runtime, train
+from {pkg} import config, engine, runtime, train
 
 cfg = config.load_config(None, [
     "train.out_dir={out_dir}", "train.device=cpu", "data.num_samples=256", "data.image_size=16",
-    "train.log_every=1000",
+    "train.log_every=1000", "train.max_steps=6", "train.epochs=1",
 ])
 run = train.build_run(cfg, runtime.DistInfo(), torch.device("cpu"))
-reporter = monitor.Reporter(run)
-batches = list(run.loaders[0])[:6]
 project_code = str(engine.__file__).rsplit("/", 1)[0]
 reads = []
 
@@ -146,7 +144,7 @@ def spy(name):
 
     def wrapper(self, *args, **kwargs):
         if sys._getframe(1).f_code.co_filename.startswith(project_code):
-            reads.append(name)  # the project's own code read a tensor back to the host
+            reads.append((name, run.state.step))  # the project's own code read a tensor back
         return original(self, *args, **kwargs)
 
     setattr(torch.Tensor, name, wrapper)
@@ -154,23 +152,22 @@ def spy(name):
 
 for name in ("item", "tolist", "cpu", "numpy", "__bool__", "__float__", "__int__"):
     spy(name)
-engine.train_one_epoch(
-    run.train_model, batches, run.optimizer, run.scheduler, run.scaler, run.settings,
-    run.state, reporter.after_step,
-)
-assert reads == [], reads
-reporter.log()  # a log interval: one read-back of all the window's losses
-print("reads at log:", reads)
+train.train(run)
+print("reads before the last step:", [r for r in reads if r[1] < 6])
+print("losses read at the last step:", ("tolist", 6) in reads)
 """
 
 
 def test_training_steps_never_read_tensors_back(default_project: Path, tmp_path: Path) -> None:
+    """The whole loop of train.py, 6 steps with no log interval inside: the host reads a
+    tensor only at the end (the loss log at max_steps, evaluation, the checkpoint)."""
     script = tmp_path / "host_sync.py"
     source = HOST_SYNC.format(pkg=PACKAGE, out_dir=tmp_path / "run")
     script.write_text(textwrap.dedent(source), encoding="utf-8")
     result = run_in_project(default_project, str(script))
     assert result.returncode == 0, result.stdout + result.stderr
-    assert "reads at log: ['cpu', 'tolist']" in result.stdout
+    assert "reads before the last step: []" in result.stdout
+    assert "losses read at the last step: True" in result.stdout
 
 
 FUSED_STEP = """
@@ -181,10 +178,11 @@ cfg = config.load_config(None, [
     "train.out_dir={out_dir}", "train.device=cpu", "data.num_samples=64", "data.image_size=16",
 ])
 run = train.build_run(cfg, runtime.DistInfo(), torch.device("cpu"))
-batch = next(iter(run.loaders[0]))
+batch = next(iter(run.train_loader))
 before = [p.detach().clone() for p in run.model.parameters()]
 with torch.profiler.profile() as prof:
-    engine.train_step(run.train_model, batch, run.optimizer, run.scaler, run.settings)
+    engine.forward_backward(run.train_model, batch, run.task, run.precision)
+    engine.optimizer_step(run.optimizer, run.precision.scaler, cfg.train.grad_clip)
 calls = {{e.key: e.count for e in prof.key_averages()}}
 print("fused calls:", calls.get("aten::_fused_adamw_", 0))
 print("per-tensor addcdiv calls:", calls.get("aten::addcdiv_", 0))

@@ -39,6 +39,7 @@ NAN_MODEL = """
 import torch
 
 from . import cnn
+from .cnn import Options
 
 
 class NaNAt5(torch.nn.Module):

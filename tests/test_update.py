@@ -64,13 +64,15 @@ def template_repo(
 ) -> Path:
     """A ptgen-like repository with templates/project released as 0.1.0.
 
-    The template is a copy of ptgen's own, or the given `files` (a faster, tiny template).
+    The template is a copy of ptgen's own (with its component templates), or the given
+    `files` (a faster, tiny template).
     """
     repo = tmp_path / "ptgen-src"
     project = repo / "templates" / "project"
     if files is None:
         ignore = shutil.ignore_patterns("__pycache__", "*.pyc")
-        shutil.copytree(templates_dir() / "project", project, ignore=ignore)
+        for part in ("project", "model", "dataset"):
+            shutil.copytree(templates_dir() / part, repo / "templates" / part, ignore=ignore)
     for name, text in (files or {}).items():
         (project / name).parent.mkdir(parents=True, exist_ok=True)
         (project / name).write_text(text)

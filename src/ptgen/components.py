@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ptgen.errors import NotAProject, PtgenError
-from ptgen.options import check_kind, check_task, component_name, default_kind
+from ptgen.options import check_kind, check_task, component_name, default_kind, tasks
 from ptgen.paths import templates_dir
 from ptgen.plan import FilePlan
 from ptgen.render import format_python, render_file
@@ -69,9 +69,10 @@ def plan_component(
     spec = check_kind(group, kind, task.name)
     if variable_length is not None and (group != "dataset" or task.modality != "sequence"):
         flag = "--variable-length" if variable_length else "--fixed-length"
+        sequence_tasks = [t.name for t in tasks().values() if t.modality == "sequence"]
         raise PtgenError(
-            f"{flag} applies to datasets of token sequences; this is a {group} of a "
-            f"{task.name} project"
+            f"{flag} applies to datasets of token sequences ({', '.join(sequence_tasks)} "
+            f"projects); this is a {group} of a {task.name} project"
         )
     context = {
         "project_name": project.project_name,

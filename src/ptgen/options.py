@@ -16,7 +16,6 @@ import tomllib
 from ptgen.errors import InvalidName, PtgenError
 from ptgen.paths import templates_dir
 
-
 MODALITIES = ("image", "sequence", "tabular")  # input plumbing the project template knows
 OBJECTIVES = ("classification", "regression")  # task objects the project template knows
 
@@ -40,7 +39,9 @@ def tasks() -> dict[str, TaskSpec]:
         data = tomllib.loads(meta.read_text(encoding="utf-8"))
         spec = TaskSpec(meta.parent.name, **data)
         if spec.modality not in MODALITIES or spec.objective not in OBJECTIVES:
-            raise PtgenError(f"{meta}: unknown modality {spec.modality!r} or objective {spec.objective!r}")
+            raise PtgenError(
+                f"{meta}: unknown modality {spec.modality!r} or objective {spec.objective!r}"
+            )
         found[spec.name] = spec
     return found
 

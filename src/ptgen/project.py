@@ -14,8 +14,8 @@ from pathlib import Path
 
 from ptgen import git
 from ptgen.components import ProjectInfo, plan_component
-from ptgen.errors import ConflictError, PtgenError
 from ptgen.defaults import write_defaults
+from ptgen.errors import ConflictError, PtgenError
 from ptgen.options import (
     TaskSpec,
     check_kind,

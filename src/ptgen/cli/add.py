@@ -27,7 +27,7 @@ def _run(
     project: Path,
     name: str,
     kind: str | None,
-    variable_length: bool,
+    variable_length: bool | None,
     force: bool,
     dry_run: bool,
 ) -> None:
@@ -61,19 +61,25 @@ def add_model_command(
     The model is picked up automatically: train it with --set model.name=NAME.
     Example: ptgen add model wide_cnn --kind resnet
     """
-    _run("model", project, name, kind, False, force, dry_run)
+    _run("model", project, name, kind, None, force, dry_run)
 
 
 @add_app.command("dataset")
 def add_dataset_command(
     name: Annotated[str, typer.Argument(help="Module name, e.g. reviews (lower case, digits, _).")],
-    kind: Annotated[str, typer.Option(help="Dataset kind (see `ptgen list`).")] = "synthetic",
+    kind: Annotated[
+        str | None, typer.Option(help="Dataset kind (see `ptgen list`); default: synthetic.")
+    ] = None,
     variable_length: Annotated[
-        bool,
+        bool | None,
         typer.Option(
-            "--variable-length", help="Token sequences of varying length, padded per batch."
+            "--variable-length/--fixed-length",
+            help="Token sequences: pad each batch to its own longest sequence, with lengths and "
+            "a padding mask (default), or pad/cut every sequence to data.max_length in the "
+            "dataset. Sequence projects only.",
+            show_default=False,
         ),
-    ] = False,
+    ] = None,
     project: ProjectOption = Path("."),
     dry_run: DryRunOption = False,
     force: ForceOption = False,
@@ -81,6 +87,6 @@ def add_dataset_command(
     """Write src/PKG/data/NAME.py and tests/test_data_NAME.py.
 
     The dataset is picked up automatically: train on it with --set data.name=NAME.
-    Example: ptgen add dataset reviews --kind text --variable-length
+    Example: ptgen add dataset reviews --kind text --fixed-length
     """
     _run("dataset", project, name, kind, variable_length, force, dry_run)

@@ -9,7 +9,7 @@ import typer
 
 from ptgen.cli import app
 from ptgen.cli._common import print_smoke, user_errors
-from ptgen.options import Task, package_name
+from ptgen.options import package_name, tasks
 
 new_app = typer.Typer(help="Create something new.", no_args_is_help=True)
 app.add_typer(new_app, name="new")
@@ -24,12 +24,27 @@ def new_project_command(
         Path, typer.Option("--output-dir", "-o", help="Where to create NAME/.")
     ] = Path("."),
     task: Annotated[
-        Task, typer.Option(help="What the project learns.")
-    ] = Task.image_classification,
+        str,
+        typer.Option(
+            help="What the project learns (see `ptgen list`).", autocompletion=lambda: list(tasks())
+        ),
+    ] = "image-classification",
     model: Annotated[
         str | None, typer.Option(help="Model kind (see `ptgen list`); default depends on --task.")
     ] = None,
-    dataset: Annotated[str, typer.Option(help="Dataset kind (see `ptgen list`).")] = "synthetic",
+    dataset: Annotated[
+        str | None,
+        typer.Option(help="Dataset kind (see `ptgen list`); default: synthetic data of the task."),
+    ] = None,
+    variable_length: Annotated[
+        bool | None,
+        typer.Option(
+            "--variable-length/--fixed-length",
+            help="Token sequences: pad each batch to its longest (default) or every sequence "
+            "to data.max_length.",
+            show_default=False,
+        ),
+    ] = None,
     description: Annotated[str, typer.Option(help="One-line description.")] = "A PyTorch project",
     author: Annotated[str, typer.Option(help="Author name.")] = "",
     amp: Annotated[bool, typer.Option("--amp/--no-amp", help="Mixed precision.")] = False,
@@ -61,7 +76,16 @@ def new_project_command(
 
     with user_errors():
         options = ProjectOptions(
-            name, task, model, dataset, description, author, amp, compile_, grad_checkpointing
+            name,
+            task,
+            model,
+            dataset,
+            description,
+            author,
+            amp,
+            compile_,
+            grad_checkpointing,
+            variable_length,
         )
         result = new_project(
             options,
