@@ -86,7 +86,7 @@ def project(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFac
             add_component(path, "model", kind, kind)
     for kind in kinds_for_task("dataset", task):
         if kind != "synthetic":
-            variable = task == "sequence-classification"
+            variable = True if task == "sequence-classification" else None
             add_component(
                 path, "dataset", default_component_name(kind), kind, variable_length=variable
             )
@@ -146,8 +146,9 @@ import pytest
 import torch
 from PIL import Image
 
-from kinds.config import ConfigError, DataConfig
+from kinds.config import ConfigError
 from kinds.data import build_data
+from kinds.data.image_folder import Options
 
 
 def make(root: Path, split: str, label: str, count: int, colour: tuple[int, int, int]) -> None:
@@ -159,7 +160,7 @@ def make(root: Path, split: str, label: str, count: int, colour: tuple[int, int,
 def test_holds_out_without_val_and_reuses_state(tmp_path: Path) -> None:
     make(tmp_path, "train", "b", 10, (0, 0, 250))
     make(tmp_path, "train", "a", 10, (250, 0, 0))
-    cfg = DataConfig(name="image_folder", root=str(tmp_path), image_size=8, val_fraction=0.2)
+    cfg = Options(name="image_folder", root=str(tmp_path), image_size=8, val_fraction=0.2)
     bundle = build_data(cfg, seed=0)
     assert (len(bundle.train), len(bundle.val)) == (16, 4)
     assert bundle.state["classes"] == ["a", "b"]
@@ -177,22 +178,23 @@ def test_bad_roots_say_what_is_wrong(tmp_path: Path, layout: str) -> None:
         (tmp_path / "train" / "a" / "notes.txt").write_text("x")
     root = tmp_path / "nowhere" if layout == "missing" else tmp_path
     with pytest.raises(FileNotFoundError, match="does not exist|no train/|no images"):
-        build_data(DataConfig(name="image_folder", root=str(root)), seed=0)
+        build_data(Options(name="image_folder", root=str(root)), seed=0)
 
 
 def test_unknown_val_class_is_refused(tmp_path: Path) -> None:
     make(tmp_path, "train", "a", 2, (250, 0, 0))
     make(tmp_path, "val", "z", 1, (0, 0, 250))
     with pytest.raises(ConfigError, match="not seen in training: z"):
-        build_data(DataConfig(name="image_folder", root=str(tmp_path)), seed=0)
+        build_data(Options(name="image_folder", root=str(tmp_path)), seed=0)
 """,
     "sequence-classification": """
 from pathlib import Path
 
 import pytest
 
-from kinds.config import ConfigError, DataConfig
+from kinds.config import ConfigError
 from kinds.data import build_data
+from kinds.data.text import Options
 
 
 def write(path: Path, rows: list[str]) -> Path:
@@ -203,28 +205,29 @@ def write(path: Path, rows: list[str]) -> Path:
 def test_vocabulary_from_train_only_and_reused(tmp_path: Path) -> None:
     write(tmp_path / "train.tsv", ["Good, good film!\\tpos", "bad film\\tneg", "\\tneg"])
     write(tmp_path / "val.tsv", ["unseen good words here\\tpos"])
-    cfg = DataConfig(name="text", root=str(tmp_path), max_length=3, vocab_size=4)
+    cfg = Options(name="text", root=str(tmp_path), max_length=3, vocab_size=4)
     bundle = build_data(cfg, seed=0)
     assert bundle.state["vocab"] == ["<pad>", "<unk>", "film", "good"]
     assert bundle.state["labels"] == ["neg", "pos"]
     assert bundle.train[0]["inputs"].tolist() == [3, 1, 3]  # good , good (cut at 3)
     assert bundle.train[2]["inputs"].tolist() == [1]  # an empty text is one unknown token
     assert bundle.val[0]["inputs"].tolist() == [1, 3, 1]
-    assert bundle.train_lengths == [3, 2, 1]
+    batch = bundle.collate_fn([bundle.train[i] for i in range(3)])  # padded per batch
+    assert batch["lengths"].tolist() == [3, 2, 1] and batch["inputs"].shape == (3, 3)
     cfg.vocab_size = 1000  # a saved state wins over the config, as after a checkpoint
     assert build_data(cfg, seed=0, state=bundle.state).spec.vocab_size == 4
 
 
 def test_single_file_is_split_and_errors_are_clear(tmp_path: Path) -> None:
     rows = [f"sample {i}\\t{'ab'[i % 2]}" for i in range(20)]
-    bundle = build_data(DataConfig(name="text", root=str(write(tmp_path / "all.tsv", rows))), 0)
+    bundle = build_data(Options(name="text", root=str(write(tmp_path / "all.tsv", rows))), 0)
     assert (len(bundle.train), len(bundle.val)) == (16, 4)
     bad = write(tmp_path / "bad.tsv", ["only one field"])
     with pytest.raises(ConfigError, match="1 fields, the header has 2"):
-        build_data(DataConfig(name="text", root=str(bad)), 0)
+        build_data(Options(name="text", root=str(bad)), 0)
     (tmp_path / "empty").mkdir()
     with pytest.raises(FileNotFoundError, match="no train.tsv"):
-        build_data(DataConfig(name="text", root=str(tmp_path / "empty")), 0)
+        build_data(Options(name="text", root=str(tmp_path / "empty")), 0)
 """,
     "tabular-regression": """
 from pathlib import Path
@@ -232,14 +235,15 @@ from pathlib import Path
 import pytest
 import torch
 
-from kinds.config import ConfigError, DataConfig
+from kinds.config import ConfigError
 from kinds.data import build_data
+from kinds.data.csv import Options
 
 
 def test_standardised_on_train_with_target_column(tmp_path: Path) -> None:
     (tmp_path / "train.csv").write_text("y,a,b\\n1,10,5\\n3,20,5\\n5,30,5\\n")
     (tmp_path / "val.csv").write_text("y,a,b\\n7,40,5\\n")
-    cfg = DataConfig(name="csv", root=str(tmp_path), target="y")
+    cfg = Options(name="csv", root=str(tmp_path), target="y")
     bundle = build_data(cfg, seed=0)
     assert bundle.state["columns"] == ["a", "b", "y"]
     assert bundle.spec.num_features == 2
@@ -250,7 +254,7 @@ def test_standardised_on_train_with_target_column(tmp_path: Path) -> None:
     with pytest.raises(ConfigError, match="val.csv:2: column 'a' is not a number"):
         build_data(cfg, seed=0, state=bundle.state)
     with pytest.raises(FileNotFoundError, match="does not exist"):
-        build_data(DataConfig(name="csv", root=str(tmp_path / "nope.csv")), seed=0)
+        build_data(Options(name="csv", root=str(tmp_path / "nope.csv")), seed=0)
 """,
 }
 

@@ -1,0 +1,134 @@
+"""The structure a reader of a generated project relies on, read from its source.
+
+The training loop is one function of train.py in which every decision (log, checkpoint,
+stop, evaluate) is visible; the monitor only records; no module imports another in a
+circle; a project holds only its own task's plumbing.
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+from helpers import generate
+
+PACKAGE = "demo_proj"
+
+
+def module_name(path: Path, package_dir: Path) -> str:
+    parts = path.relative_to(package_dir.parent).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def import_graph(package_dir: Path) -> dict[str, set[str]]:
+    """module -> the modules of the same package it imports (relative imports resolved)."""
+    graph: dict[str, set[str]] = {}
+    for path in sorted(package_dir.rglob("*.py")):
+        name = module_name(path, package_dir)
+        is_package = path.name == "__init__.py"
+        graph[name] = set()
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if not isinstance(node, ast.ImportFrom):
+                continue
+            if node.level:
+                base = name.split(".")
+                base = base[: len(base) - node.level + (1 if is_package else 0)]
+                target = ".".join(base + ([node.module] if node.module else []))
+            else:
+                target = node.module or ""
+            if not target.startswith(package_dir.name):
+                continue
+            for alias in node.names:  # `from . import cnn` imports the submodule
+                candidate = f"{target}.{alias.name}"
+                graph[name].add(candidate if candidate in module_names(package_dir) else target)
+    return graph
+
+
+def module_names(package_dir: Path) -> set[str]:
+    return {module_name(p, package_dir) for p in package_dir.rglob("*.py")}
+
+
+def cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """Every import cycle found by depth-first search (empty when the graph is acyclic)."""
+    found, done = [], set()
+
+    def visit(node: str, path: list[str]) -> None:
+        if node in path:
+            found.append(path[path.index(node) :] + [node])
+            return
+        if node in done:
+            return
+        for target in sorted(graph.get(node, ())):
+            visit(target, path + [node])
+        done.add(node)
+
+    for node in sorted(graph):
+        visit(node, [])
+    return found
+
+
+def function(tree: ast.Module, name: str) -> ast.FunctionDef:
+    return next(n for n in tree.body if isinstance(n, ast.FunctionDef) and n.name == name)
+
+
+def names_in(node: ast.AST) -> set[str]:
+    """Every attribute and variable name used inside `node`."""
+    return {n.attr for n in ast.walk(node) if isinstance(n, ast.Attribute)} | {
+        n.id for n in ast.walk(node) if isinstance(n, ast.Name)
+    }
+
+
+def test_no_module_imports_another_in_a_circle(default_project: Path) -> None:
+    graph = import_graph(default_project / "src" / PACKAGE)
+    assert f"{PACKAGE}.train" in graph and graph[f"{PACKAGE}.train"]
+    assert cycles(graph) == []
+
+
+def test_the_cycle_finder_finds_a_cycle(tmp_path: Path) -> None:
+    """The check above could fail: a real import cycle in a copy of the project is found."""
+    project = generate(tmp_path, name="demo-proj")
+    monitor = project / "src" / PACKAGE / "monitor.py"
+    monitor.write_text("from .train import Run\n" + monitor.read_text(encoding="utf-8"))
+    found = cycles(import_graph(project / "src" / PACKAGE))
+    assert [f"{PACKAGE}.monitor", f"{PACKAGE}.train", f"{PACKAGE}.monitor"] in [
+        c[-3:] for c in found
+    ]
+
+
+def test_the_monitor_only_records(default_project: Path) -> None:
+    package = default_project / "src" / PACKAGE
+    graph = import_graph(package)
+    assert graph[f"{PACKAGE}.monitor"] <= {f"{PACKAGE}.runtime"}  # never the run or the loop
+    used = names_in(ast.parse((package / "monitor.py").read_text(encoding="utf-8")))
+    assert not used & {"save", "save_checkpoint", "max_steps", "checkpoint_every", "log_every"}
+
+
+def test_every_decision_of_the_loop_is_in_one_function(default_project: Path) -> None:
+    tree = ast.parse((default_project / "src" / PACKAGE / "train.py").read_text(encoding="utf-8"))
+    loop = function(tree, "train")
+    used = names_in(loop)
+    decisions = {"log_every", "checkpoint_every", "max_steps", "epochs", "grad_accum_steps"}
+    assert decisions <= used, decisions - used
+    assert {"save", "evaluate", "forward_backward", "optimizer_step", "is_better"} <= used
+    assert any(isinstance(n, ast.Break) for n in ast.walk(loop))  # the max_steps stop
+    # the only other functions of train.py build the run or are called from the loop
+    helpers = {n.name for n in tree.body if isinstance(n, ast.FunctionDef)} - {"train"}
+    assert helpers <= {
+        "fit",
+        "build_run",
+        "warmup_cosine",
+        "prepare_model",
+        "check_finite",
+        "save",
+        "evaluate_checkpoint",
+    }
+
+
+def test_a_project_holds_only_its_own_task(tmp_path: Path) -> None:
+    image = generate(tmp_path / "image", name="imgs")
+    sequence = generate(tmp_path / "seq", name="seqs", task="sequence-classification")
+    assert not (image / "src" / "imgs" / "data" / "_sequences.py").exists()
+    assert (sequence / "src" / "seqs" / "data" / "_sequences.py").is_file()
+    image_code = "\n".join(p.read_text() for p in (image / "src").rglob("*.py"))
+    for foreign in ("pad_collate", "vocab_size", "num_features", "BucketBatchSampler", "mse_loss"):
+        assert foreign not in image_code, foreign
