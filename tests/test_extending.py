@@ -1,0 +1,160 @@
+"""docs/extending.md, followed step by step in a copy of templates/: a new task
+(`sequence-regression`: two files plus a line in the synthetic kind's meta.toml) and a new
+model kind (`bag`: two files) render, pass the generated project's own tests and train."""
+
+from __future__ import annotations
+
+import re
+import shutil
+from pathlib import Path
+
+import pytest
+from helpers import run_in_project
+
+from ptgen.options import kinds_for_task, tasks
+from ptgen.paths import templates_dir
+from ptgen.project import ProjectOptions, new_project
+
+TASK_TOML = """\
+summary = "Predict a number from a token sequence (mean squared error; MAE)"
+modality = "sequence"
+objective = "regression"
+default_model = "bag"
+default_dataset = "synthetic"
+"""
+
+SYNTHETIC = '''\
+"""Synthetic token sequences; the target is the share of tokens in the upper half of the
+vocabulary."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import torch
+from torch.utils.data import Dataset
+
+from ..config import DataConfig, option
+from ..tasks import DataSpec
+from . import TensorDictDataset
+from ._sequences import pad_collate
+
+
+@dataclass
+class SyntheticOptions(DataConfig):
+    num_samples: int = option(256, "synthetic data: training samples", low=1)
+    max_length: int = option(32, "longest token sequence", low=4)
+    vocab_size: int = option(100, "vocabulary size, padding included", low=8)
+
+
+def make_splits(cfg: SyntheticOptions, seed: int) -> tuple[Dataset, Dataset, DataSpec]:
+    gen = torch.Generator().manual_seed(seed)
+
+    def split(n: int) -> TensorDictDataset:
+        lengths = torch.randint(4, cfg.max_length + 1, (n,), generator=gen)  # (N,)
+        inputs = [torch.randint(1, cfg.vocab_size, (int(t),), generator=gen) for t in lengths]
+        high = [(x > cfg.vocab_size // 2).float().mean(dim=0, keepdim=True) for x in inputs]
+        return TensorDictDataset(inputs, torch.stack(high))  # targets (N, 1)
+
+    train, val = split(cfg.num_samples), split(max(cfg.num_samples // 4, 1))
+    return train, val, DataSpec(num_outputs=1, vocab_size=cfg.vocab_size)
+
+
+def example_batch(spec: DataSpec, batch_size: int) -> dict[str, torch.Tensor]:
+    tokens = [torch.randint(1, spec.vocab_size, (n,)) for n in range(1, batch_size + 1)]
+    batch = pad_collate([{"inputs": t, "targets": torch.zeros(1)} for t in tokens])
+    return {key: value for key, value in batch.items() if key != "targets"}
+'''
+
+BAG_META = """\
+summary = "Mean of token embeddings over the real tokens, linear head"
+tasks = ["sequence-classification", "sequence-regression"]
+"""
+
+BAG_MODEL = '''\
+"""{{ name }}: the mean of the token embeddings, then a linear head (kind "bag")."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import torch
+from torch import nn
+from torch.utils.checkpoint import checkpoint
+
+from ..config import ModelConfig, option
+from ..tasks import DataSpec
+
+
+@dataclass
+class Options(ModelConfig):
+    width: int = option(16, "embedding size", low=1)
+    dropout: float = option(0.0, "dropout before the head", low=0.0, high=1.0)
+
+
+class Bag(nn.Module):
+    def __init__(self, vocab: int, outputs: int, width: int, dropout: float, gc: bool) -> None:
+        super().__init__()
+        self.embedding = nn.Embedding(vocab, width, padding_idx=0)
+        self.head = nn.Sequential(nn.Dropout(dropout), nn.Linear(width, outputs))
+        self.grad_checkpointing = gc
+
+    def forward(
+        self, inputs: torch.Tensor, lengths: torch.Tensor, padding_mask: torch.Tensor
+    ) -> torch.Tensor:
+        if self.grad_checkpointing and self.training:
+            x = checkpoint(self.embedding, inputs, use_reentrant=False)  # (B, T, C)
+        else:
+            x = self.embedding(inputs)  # (B, T, C)
+        keep = (~padding_mask).unsqueeze(-1).to(x.dtype)  # (B, T, 1)
+        pooled = (x * keep).sum(dim=1) / keep.sum(dim=1).clamp(min=1)  # (B, C)
+        return self.head(pooled)  # (B, outputs)
+
+
+def build(cfg: Options, spec: DataSpec) -> nn.Module:
+    return Bag(spec.vocab_size, spec.num_outputs, cfg.width, cfg.dropout, cfg.grad_checkpointing)
+'''
+
+
+def add_to_tasks(meta: Path, task: str) -> None:
+    """The one line docs/extending.md asks of each fitting kind: the task in `tasks`."""
+    text = meta.read_text(encoding="utf-8")
+    meta.write_text(re.sub(r"tasks = \[", f'tasks = ["{task}", ', text), encoding="utf-8")
+
+
+@pytest.fixture
+def extended(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A copy of templates/ with the new task and the new kind, used by ptgen."""
+    copy = tmp_path / "templates"
+    shutil.copytree(templates_dir(), copy, ignore=shutil.ignore_patterns("__pycache__"))
+    task_dir = copy / "project" / "_tasks" / "sequence-regression"
+    task_dir.mkdir()
+    (task_dir / "task.toml").write_text(TASK_TOML, encoding="utf-8")
+    (task_dir / "synthetic.py").write_text(SYNTHETIC, encoding="utf-8")
+    add_to_tasks(copy / "dataset" / "synthetic" / "meta.toml", "sequence-regression")
+    (copy / "model" / "bag").mkdir()
+    (copy / "model" / "bag" / "meta.toml").write_text(BAG_META, encoding="utf-8")
+    (copy / "model" / "bag" / "model.py.jinja").write_text(BAG_MODEL, encoding="utf-8")
+    monkeypatch.setenv("PTGEN_TEMPLATES_DIR", str(copy))
+    monkeypatch.setenv("PTGEN_CACHE_DIR", str(tmp_path / "cache"))
+    return copy
+
+
+def test_the_copy_lists_the_new_task_and_kind(extended: Path) -> None:
+    assert tasks()["sequence-regression"].objective == "regression"
+    assert kinds_for_task("model", "sequence-regression") == ["bag"]
+    assert kinds_for_task("dataset", "sequence-regression") == ["synthetic"]
+
+
+@pytest.mark.slow
+def test_a_new_task_and_kind_render_test_green_and_train(extended: Path, tmp_path: Path) -> None:
+    options = ProjectOptions(name="newtask", task="sequence-regression")
+    project = new_project(options, tmp_path / "out", run_smoke=False, init_git=False).path
+    package = project / "src" / "newtask"
+    assert (package / "models" / "bag.py").is_file()
+    assert "class Regression" in (package / "tasks.py").read_text(encoding="utf-8")
+    tests = run_in_project(project, "-m", "pytest", "-q", "-x", "-p", "no:cacheprovider")
+    assert tests.returncode == 0, tests.stdout[-3000:] + tests.stderr[-2000:]
+    smoke = run_in_project(project, "-m", "newtask", "smoke", "--steps", "3")
+    assert smoke.returncode == 0, smoke.stdout + smoke.stderr
+    assert smoke.stdout.count("PASS") == 4
