@@ -37,7 +37,7 @@ def defaults_toml(project_dir: Path, package: str) -> str:
     for section, folder in _PACKAGES.items():
         base = getattr(config, "DataConfig" if section == "data" else "ModelConfig")
         name = base().name
-        options = _options_class(source / folder / f"{name}.py", "Options", config, base)
+        options = _options_class(source / folder / f"{name}.py", "Options", config)
         sections[section] = options()
     return config.defaults_toml(config.Config(**sections), package)
 
@@ -55,7 +55,7 @@ def _load_module(path: Path, name: str) -> ModuleType:
     return module
 
 
-def _options_class(path: Path, class_name: str, config: ModuleType, fallback: type) -> type:
+def _options_class(path: Path, class_name: str, config: ModuleType) -> type:
     """The dataclass `class_name` of the module at `path`, rebuilt from its source."""
     if not path.is_file():
         raise DefaultsError(f"{path} does not exist")
@@ -64,17 +64,13 @@ def _options_class(path: Path, class_name: str, config: ModuleType, fallback: ty
         (n for n in tree.body if isinstance(n, ast.ClassDef) and n.name == class_name), None
     )
     if node is None:
-        if class_name == "Options":  # a component without options of its own
-            return fallback
         raise DefaultsError(f"{path} has no class {class_name}")
-    bases = [_resolve_base(path, tree, b, config, fallback) for b in node.bases]
+    bases = [_resolve_base(path, tree, b, config) for b in node.bases]
     fields = [_field(path, item, config) for item in node.body if isinstance(item, ast.AnnAssign)]
     return dataclasses.make_dataclass(class_name, fields, bases=tuple(bases))
 
 
-def _resolve_base(
-    path: Path, tree: ast.Module, base: ast.expr, config: ModuleType, fallback: type
-) -> type:
+def _resolve_base(path: Path, tree: ast.Module, base: ast.expr, config: ModuleType) -> type:
     """A base class by name: from the project's config, or a sibling module's class."""
     name = ast.unparse(base)
     if hasattr(config, name) and isinstance(getattr(config, name), type):
@@ -84,9 +80,9 @@ def _resolve_base(
             if any((alias.asname or alias.name) == name for alias in node.names):
                 original = next(a.name for a in node.names if (a.asname or a.name) == name)
                 sibling = path.parent / f"{node.module}.py"
-                return _options_class(sibling, original, config, fallback)
+                return _options_class(sibling, original, config)
     if any(isinstance(n, ast.ClassDef) and n.name == name for n in tree.body):
-        return _options_class(path, name, config, fallback)
+        return _options_class(path, name, config)
     raise DefaultsError(f"{path}: cannot find the base class {name}")
 
 

@@ -23,11 +23,16 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
+from ptgen.defaults import write_defaults
 from ptgen.errors import NotAProject, PtgenError
 from ptgen.git import git, git_ok
+from ptgen.options import TaskSpec, tasks
 from ptgen.template_source import TemplateRef, resolve_template
 
 ANSWERS_FILE = ".copier-answers.yml"
+# Template releases whose infrastructure changed the API that components (models/, data/)
+# are written against: an update across one lists every component as needing an upgrade.
+COMPONENT_API_RELEASES = ("0.2.0",)
 _UNMERGED = {"DD", "AU", "UD", "UA", "DU", "AA", "UU"}
 _MARKERS = ("<<<<<<< ", ">>>>>>> ")
 
@@ -52,10 +57,16 @@ class UpdateReport:
     added: tuple[str, ...] = ()
     removed: tuple[str, ...] = ()
     conflicts: tuple[str, ...] = ()
+    upgrade: tuple[str, ...] = ()  # components written against an older component API
 
     @property
     def up_to_date(self) -> bool:
         return not (self.changed or self.added or self.removed or self.conflicts)
+
+    @property
+    def needs_action(self) -> bool:
+        """Conflicts to resolve or components to upgrade: `ptgen update` exits 1."""
+        return bool(self.conflicts or self.upgrade)
 
     def lines(self) -> list[str]:
         """A human summary: one line per file, then what to do next."""
@@ -64,7 +75,7 @@ class UpdateReport:
         if self.up_to_date:
             return [f"{self.project.name} is up to date (template {self.to_version})"]
         rows = [f"  {kind:<9}{path}" for kind, paths in self._groups() for path in paths]
-        return [head, *rows, self._advice()]
+        return [head, *rows, *self._advice()]
 
     def _groups(self) -> list[tuple[str, tuple[str, ...]]]:
         return [
@@ -72,18 +83,29 @@ class UpdateReport:
             ("changed", self.changed),
             ("added", self.added),
             ("removed", self.removed),
+            ("upgrade", self.upgrade),
         ]
 
-    def _advice(self) -> str:
+    def _advice(self) -> list[str]:
+        upgrade = (
+            [
+                f"{len(self.upgrade)} component(s) were written for the template before "
+                f"{self.to_version}'s component API: upgrade them as CHANGELOG.md says "
+                "(ptgen add ... --force, then carry your edits over)."
+            ]
+            if self.upgrade
+            else []
+        )
         if self.dry_run:
             clash = f" {len(self.conflicts)} file(s) would conflict." if self.conflicts else ""
-            return "Dry run: nothing was changed." + clash
+            return ["Dry run: nothing was changed." + clash, *upgrade]
         if self.conflicts:
-            return (
-                f"{len(self.conflicts)} conflict(s): resolve the <<<<<<< markers, apply and delete "
-                "the .rej files, then `git add` and commit."
-            )
-        return "Review with `git diff`, then commit."
+            return [
+                f"{len(self.conflicts)} conflict(s): resolve the <<<<<<< markers, apply and "
+                "delete the .rej files, then `git add` and commit.",
+                *upgrade,
+            ]
+        return ["Review with `git diff`, then commit.", *upgrade]
 
 
 def update_project(
@@ -98,10 +120,13 @@ def update_project(
     versions = (project_dir, answers["_commit"].removeprefix("v"), ref.version, dry_run)
     if _same_commit(ref, answers["_commit"]):
         return UpdateReport(*versions)
+    task = tasks().get(answers.get("task", ""))  # None: a template without ptgen's tasks
+    upgrade = _components_to_upgrade(project_dir, answers, versions[1], ref.version)
     if not dry_run:
-        return UpdateReport(*versions, **_run_update(project_dir, ref))
+        return UpdateReport(*versions, **_run_update(project_dir, ref, task), upgrade=upgrade)
     with tempfile.TemporaryDirectory(prefix="ptgen-update-") as tmp:
-        return UpdateReport(*versions, **_run_update(_clone_project(project_dir, Path(tmp)), ref))
+        clone = _clone_project(project_dir, Path(tmp))
+        return UpdateReport(*versions, **_run_update(clone, ref, task), upgrade=upgrade)
 
 
 def read_answers(project_dir: Path) -> dict[str, str]:
@@ -155,14 +180,18 @@ def _clone_project(project_dir: Path, tmp: Path) -> Path:
     return tmp / "clone" / project_dir.relative_to(top)
 
 
-def _run_update(project_dir: Path, ref: TemplateRef) -> dict[str, tuple[str, ...]]:
-    """Run Copier's update, then sort what it did into the report's file lists."""
+def _run_update(
+    project_dir: Path, ref: TemplateRef, task: TaskSpec | None
+) -> dict[str, tuple[str, ...]]:
+    """Run Copier's update, rewrite configs/default.toml from the updated option
+    dataclasses, then sort what changed into the report's file lists."""
     import copier
     from copier.errors import CopierError
 
     try:
         copier.run_update(
             project_dir,
+            data={"modality": task.modality, "objective": task.objective} if task else {},
             vcs_ref=ref.vcs_ref,
             overwrite=True,
             defaults=True,
@@ -173,7 +202,50 @@ def _run_update(project_dir: Path, ref: TemplateRef) -> dict[str, tuple[str, ...
         )
     except CopierError as exc:
         raise UpdateFailed(f"copier update failed: {exc}") from None
+    _refresh_defaults(project_dir)
     return _classify(_status(project_dir), project_dir)
+
+
+def _refresh_defaults(project_dir: Path) -> None:
+    """configs/default.toml follows the dataclasses; left as it is where they cannot be
+    read statically (components still to upgrade, or a computed default)."""
+    package = read_answers(project_dir).get("package_name", "")
+    try:
+        write_defaults(project_dir, package)
+    except (PtgenError, OSError, SyntaxError):
+        pass  # the project's own test names the command that rewrites it
+
+
+def _components_to_upgrade(
+    project_dir: Path, answers: dict[str, str], from_version: str, to_version: str
+) -> tuple[str, ...]:
+    """Every component module, when the update crosses a change of the component API.
+
+    A development version (`0.2.0-3-gabc1234`, or a bare hash) is the template on disk,
+    newer than every release; a project records the release its version starts from."""
+    from packaging.version import InvalidVersion, Version
+
+    def release(text: str) -> Version | None:
+        try:
+            return Version(text.split("-")[0])
+        except InvalidVersion:
+            return None
+
+    old, new = release(from_version), release(to_version)
+    newest = new is None or "-" in to_version
+    crossed = any(
+        (old is None or old < Version(api)) and (newest or Version(api) <= new)
+        for api in COMPONENT_API_RELEASES
+    )
+    if not crossed:
+        return ()
+    package = project_dir / "src" / answers.get("package_name", "")
+    return tuple(
+        str(path.relative_to(project_dir))
+        for folder in ("models", "data")
+        for path in sorted((package / folder).glob("*.py"))
+        if not path.name.startswith("_")
+    )
 
 
 def _classify(status: dict[str, str], project_dir: Path) -> dict[str, tuple[str, ...]]:

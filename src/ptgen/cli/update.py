@@ -28,7 +28,8 @@ def update(
 
     Needs a clean git working tree; leaves the changes uncommitted for review.
     Lists every conflict and exits 1 when any remain. Your models and datasets
-    are never touched.
+    are never touched; when the update changes the API they are written against,
+    they are listed as `upgrade` (exit 1) with what to do.
 
     \b
     Example:
@@ -41,5 +42,5 @@ def update(
         report = update_project(project, to_version=to, dry_run=dry_run)
     for line in report.lines():
         typer.echo(line)
-    if report.conflicts:
+    if report.needs_action:
         raise typer.Exit(1)
