@@ -79,6 +79,11 @@ def test_a_0_1_0_project_with_edits_updates_and_trains(tmp_path: Path) -> None:
     )
     extra = (package / "data" / "extra.py").read_bytes()
     git.git(project, "commit", "-qam", "my edits", env=git.commit_env(project))
+    old_run = ["train.max_steps=2", "data.num_samples=64", "train.out_dir=runs/v01"]
+    trained = run_in_project(
+        project, "-m", "demo", "train", *sum((["--set", o] for o in old_run), [])
+    )
+    assert trained.returncode == 0, trained.stderr  # a 0.1.0 checkpoint (runs/ is ignored)
 
     result = runner.invoke(app, ["update", str(project)])
     assert result.exit_code == 1, result.output
@@ -120,3 +125,5 @@ def test_a_0_1_0_project_with_edits_updates_and_trains(tmp_path: Path) -> None:
     assert tests.returncode == 0, tests.stdout[-3000:] + tests.stderr[-2000:]
     smoke = run_in_project(project, "-m", "demo", "smoke", "--steps", "3")
     assert smoke.returncode == 0 and smoke.stdout.count("PASS") == 4, smoke.stdout + smoke.stderr
+    old = run_in_project(project, "-m", "demo", "evaluate", "--checkpoint", "runs/v01/last.pt")
+    assert old.returncode == 0 and "accuracy" in old.stdout, old.stderr  # 0.1 checkpoints load
