@@ -21,6 +21,12 @@ CANONICAL: dict[str, ProjectOptions] = {
     "sequence-classifier": ProjectOptions(
         name="sequence-classifier", task="sequence-classification", model="transformer"
     ),
+    "text-fixed-length": ProjectOptions(
+        name="text-fixed-length",
+        task="sequence-classification",
+        dataset="text",
+        variable_length=False,
+    ),
     "tabular-regressor": ProjectOptions(
         name="tabular-regressor", task="tabular-regression", model="mlp", dataset="csv"
     ),

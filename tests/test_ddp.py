@@ -40,8 +40,17 @@ BASE = [
 ]  # fmt: skip
 
 TINY_MLP = """
+from dataclasses import dataclass
+
 import torch
 from torch import nn
+
+from ..config import ModelConfig, option
+
+
+@dataclass
+class Options(ModelConfig):
+    width: int = option(16, "hidden units")
 
 
 class TinyMLP(nn.Module):
@@ -62,7 +71,7 @@ NAN_ON_RANK_1 = """
 import torch
 import torch.distributed as dist
 
-from .tinymlp import build as build_mlp
+from .tinymlp import Options, build as build_mlp
 
 
 class NaNOnRank1(torch.nn.Module):

@@ -5,12 +5,12 @@ from __future__ import annotations
 import torch
 from torch.utils.data import DataLoader
 
-from image_classifier.config import DataConfig
-from image_classifier.data import build_data
+from image_classifier.data import DataBundle, build_data
+from image_classifier.data.synthetic import Options
 
 
-def build(seed: int = 0):
-    return build_data(DataConfig(name="synthetic", num_samples=32), seed)
+def build(seed: int = 0) -> DataBundle:
+    return build_data(Options(name="synthetic", num_samples=32), seed)
 
 
 def test_items_have_the_declared_shapes() -> None:
@@ -18,11 +18,9 @@ def test_items_have_the_declared_shapes() -> None:
     item = bundle.train[0]
     assert set(item) >= {"inputs", "targets"}
     assert len(bundle.train) > 0 and len(bundle.val) > 0
-    assert item["inputs"].shape == (
-        bundle.spec.in_channels,
-        bundle.spec.image_size,
-        bundle.spec.image_size,
-    )
+    spec = bundle.spec
+    assert item["inputs"].shape == (spec.in_channels, spec.image_size, spec.image_size)
+    assert item["targets"].dtype == torch.long
     assert 0 <= int(item["targets"]) < bundle.spec.num_outputs
 
 

@@ -1,46 +1,39 @@
-"""Tests of the transformer model: output shapes and a forward+backward pass."""
+"""Tests of the transformer model: output shapes, a forward+backward pass, checkpointing."""
 
 from __future__ import annotations
 
 import torch
 
-from sequence_classifier.config import ModelConfig
-from sequence_classifier.data import DataSpec
+from sequence_classifier.data._synthetic import example_batch
 from sequence_classifier.models import build_model
+from sequence_classifier.models.transformer import Options
+from sequence_classifier.tasks import DataSpec
 
-SPEC = DataSpec("sequence-classification", num_outputs=5, vocab_size=50)
-
-
-def make_batch(batch_size: int = 4) -> dict[str, torch.Tensor]:
-    lengths = torch.tensor([7, 3, 5, 1][:batch_size])  # (B,)
-    positions = torch.arange(7)  # (T,)
-    padding_mask = positions[None, :] >= lengths[:, None]  # (B, T), True = padding
-    inputs = torch.randint(1, 50, (batch_size, 7)).masked_fill(padding_mask, 0)  # (B, T)
-    return {"inputs": inputs, "lengths": lengths, "padding_mask": padding_mask}
+SPEC = DataSpec(num_outputs=5)
 
 
 def build(**overrides: object) -> torch.nn.Module:
     torch.manual_seed(0)
-    return build_model(ModelConfig(name="transformer", **overrides), SPEC)
+    return build_model(Options(name="transformer", **overrides), SPEC)
 
 
 def test_output_shape() -> None:
     model = build().eval()
     with torch.no_grad():
-        outputs = model(**make_batch(4))
+        outputs = model(**example_batch(SPEC, 4))
     assert outputs.shape == (4, SPEC.num_outputs)
 
 
 def test_forward_backward_reaches_every_parameter() -> None:
     model = build().train()
-    model(**make_batch(4)).sum().backward()
+    model(**example_batch(SPEC, 4)).sum().backward()
     missing = [n for n, p in model.named_parameters() if p.requires_grad and p.grad is None]
     assert not missing, f"no gradient for {missing}"
 
 
 def test_grad_checkpointing_matches_plain() -> None:
     plain, checkpointed = build(dropout=0.0), build(dropout=0.0, grad_checkpointing=True)
-    batch = make_batch(4)
+    batch = example_batch(SPEC, 4)
     out_plain, out_ckpt = plain(**batch), checkpointed(**batch)
     torch.testing.assert_close(out_ckpt, out_plain)
     out_plain.sum().backward()
@@ -51,7 +44,7 @@ def test_grad_checkpointing_matches_plain() -> None:
 
 def test_padding_does_not_change_the_output() -> None:
     model = build(dropout=0.0).eval()
-    batch = make_batch(4)
+    batch = example_batch(SPEC, 4)
     with torch.no_grad():
         together = model(**batch)  # (B, num_outputs)
         length = int(batch["lengths"][1])

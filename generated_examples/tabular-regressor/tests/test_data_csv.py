@@ -5,12 +5,12 @@ from __future__ import annotations
 import torch
 from torch.utils.data import DataLoader
 
-from tabular_regressor.config import DataConfig
-from tabular_regressor.data import build_data
+from tabular_regressor.data import DataBundle, build_data
+from tabular_regressor.data.csv import Options
 
 
-def build(seed: int = 0):
-    return build_data(DataConfig(name="csv", num_samples=32), seed)
+def build(seed: int = 0) -> DataBundle:
+    return build_data(Options(name="csv", num_samples=32), seed)
 
 
 def test_items_have_the_declared_shapes() -> None:

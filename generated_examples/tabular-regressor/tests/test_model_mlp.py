@@ -1,42 +1,39 @@
-"""Tests of the mlp model: output shapes and a forward+backward pass."""
+"""Tests of the mlp model: output shapes, a forward+backward pass, checkpointing."""
 
 from __future__ import annotations
 
 import torch
 
-from tabular_regressor.config import ModelConfig
-from tabular_regressor.data import DataSpec
+from tabular_regressor.data._synthetic import example_batch
 from tabular_regressor.models import build_model
+from tabular_regressor.models.mlp import Options
+from tabular_regressor.tasks import DataSpec
 
-SPEC = DataSpec("tabular-regression", num_outputs=1, num_features=8)
-
-
-def make_batch(batch_size: int = 4) -> dict[str, torch.Tensor]:
-    return {"inputs": torch.randn(batch_size, 8)}  # (B, F)
+SPEC = DataSpec(num_outputs=5)
 
 
 def build(**overrides: object) -> torch.nn.Module:
     torch.manual_seed(0)
-    return build_model(ModelConfig(name="mlp", **overrides), SPEC)
+    return build_model(Options(name="mlp", **overrides), SPEC)
 
 
 def test_output_shape() -> None:
     model = build().eval()
     with torch.no_grad():
-        outputs = model(**make_batch(4))
+        outputs = model(**example_batch(SPEC, 4))
     assert outputs.shape == (4, SPEC.num_outputs)
 
 
 def test_forward_backward_reaches_every_parameter() -> None:
     model = build().train()
-    model(**make_batch(4)).sum().backward()
+    model(**example_batch(SPEC, 4)).sum().backward()
     missing = [n for n, p in model.named_parameters() if p.requires_grad and p.grad is None]
     assert not missing, f"no gradient for {missing}"
 
 
 def test_grad_checkpointing_matches_plain() -> None:
     plain, checkpointed = build(dropout=0.0), build(dropout=0.0, grad_checkpointing=True)
-    batch = make_batch(4)
+    batch = example_batch(SPEC, 4)
     out_plain, out_ckpt = plain(**batch), checkpointed(**batch)
     torch.testing.assert_close(out_ckpt, out_plain)
     out_plain.sum().backward()

@@ -20,7 +20,9 @@ def plot_metrics(run_dir: str | Path, output: str | Path | None = None) -> Path:
         raise FileNotFoundError(f"no metrics.csv in {run_dir}; train first")
     with open(path, newline="", encoding="utf-8") as handle:
         rows = list(csv.DictReader(handle))
-    metric = "mae" if any(row.get("mae") for row in rows) else "accuracy"
+    # the task's metrics: every column that is not bookkeeping (accuracy, mae, ...)
+    bookkeeping = {"step", "epoch", "split", "loss", "lr", "samples_per_sec"}
+    metric = next((c for c in rows[0] if c not in bookkeeping), "loss") if rows else "loss"
     figure, (loss_axes, metric_axes) = plt.subplots(1, 2, figsize=(10, 4))
     for split in ("train", "val"):
         points = [(int(r["step"]), float(r["loss"])) for r in rows if r["split"] == split]

@@ -7,6 +7,7 @@ import random
 import re
 import sys
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -21,6 +22,16 @@ _WRAPPER_PREFIX = re.compile(r"^(?:_orig_mod\.|module\.)+")
 
 class CheckpointError(RuntimeError):
     """A checkpoint that cannot be used; the message names the file and the reason."""
+
+
+@dataclass
+class TrainState:
+    """Where training is; saved in every checkpoint."""
+
+    epoch: int = 0  # current epoch, counted from 0
+    step: int = 0  # optimizer steps done so far
+    batch_in_epoch: int = 0  # batches of the current epoch already trained on
+    best_metric: float | None = None  # best validation metric so far
 
 
 def clean_state_dict(state_dict: dict[str, torch.Tensor]) -> dict[str, torch.Tensor]:
@@ -180,9 +191,10 @@ def training_payload(
     optimizer: torch.optim.Optimizer,
     scheduler: torch.optim.lr_scheduler.LRScheduler,
     scaler: torch.amp.GradScaler,
-    state: Any,
+    state: TrainState,
     config: dict[str, Any],
     data_state: dict[str, Any],
+    world_size: int = 1,
 ) -> dict[str, Any]:
     """Everything needed to continue exactly where training is now."""
     return {
@@ -197,6 +209,7 @@ def training_payload(
         "rng_state": rng_state(),
         "config": config,
         "data_state": data_state,
+        "world_size": world_size,
     }
 
 
@@ -209,8 +222,8 @@ def restore_training(
     scaler: torch.amp.GradScaler,
     config: dict[str, Any],
     world_size: int = 1,
-) -> dict[str, Any]:
-    """Load every state into the live objects; returns the position (epoch, step, ...)."""
+) -> TrainState:
+    """Load every state into the live objects; returns where training was."""
     load_model_state(model, checkpoint, path, config)
     check_global_batch(checkpoint, path, config["train"]["batch_size"] * world_size)
     try:
@@ -220,7 +233,9 @@ def restore_training(
         set_rng_state(checkpoint["rng_state"])
     except (KeyError, ValueError, RuntimeError, TypeError) as exc:
         raise CheckpointError(f"{path}: training state does not fit this run ({exc})") from exc
-    return {k: checkpoint[k] for k in ("epoch", "step", "batch_in_epoch", "best_metric")}
+    return TrainState(
+        **{k: checkpoint[k] for k in ("epoch", "step", "batch_in_epoch", "best_metric")}
+    )
 
 
 def check_global_batch(checkpoint: dict[str, Any], path: str | Path, global_batch: int) -> None:

@@ -1,37 +1,42 @@
-"""What a run reports: a progress bar, metrics.csv, and the non-finite loss guard."""
+"""What a run records: the resolved config, metrics.csv (and TensorBoard), a progress bar,
+the training-loss window and the profiler.
+
+The monitor only records what the training loop hands it: it never saves a checkpoint,
+never stops training and never sees the run itself.
+"""
 
 from __future__ import annotations
 
 import csv
+import io
 import math
+import os
 import sys
 import time
 from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import torch
 from tqdm import tqdm
 
-from . import checkpoint as ckpt
-from .config import to_toml
 from .runtime import DistInfo, all_reduce_sum
 
-if TYPE_CHECKING:
-    from .train import Run
 
-FIELDS = ("step", "epoch", "split", "loss", "accuracy", "mae", "lr", "samples_per_sec")
+@dataclass(frozen=True)
+class LossSummary:
+    """The training losses since the last log, averaged over the steps and all ranks."""
 
-
-class NonFiniteLossError(RuntimeError):
-    """Training produced a NaN/inf loss; the message names the step."""
+    loss: float  # mean of the finite losses (NaN when none was finite)
+    samples_per_sec: float
+    nonfinite: tuple[int, float] | None = None  # (step, value) of the first NaN/inf loss
 
 
 class LossWindow:
-    """Per-step losses kept on the device, read back once per flush (no per-step sync)."""
+    """Per-step losses kept on the device, read back once per log (no per-step sync)."""
 
-    def __init__(self, device: torch.device) -> None:
-        self.device = device
+    def __init__(self) -> None:
         self.losses: list[torch.Tensor] = []
         self.first_step = 0
         self.started = time.perf_counter()
@@ -41,94 +46,67 @@ class LossWindow:
             self.first_step = step
         self.losses.append(loss)
 
-    def flush(self, batch_size: int, on_nonfinite: str, info: DistInfo) -> dict[str, float] | None:
-        """Mean loss over all ranks and throughput since the last flush; raises on NaN/inf.
-
-        on_nonfinite: "stop" raises, "warn" warns, "skip" (under a GradScaler, which has
-        already skipped those steps) warns too. Every rank sees the same values, so under
-        DDP all ranks stop together.
-        """
+    def flush(self, samples_per_step: int, info: DistInfo) -> LossSummary | None:
+        """Summarise and empty the window; every rank must call it (losses are all-reduced)."""
         if not self.losses:
             return None
         losses = all_reduce_sum(torch.stack(self.losses).float(), info) / info.world_size
-        values = losses.cpu().tolist()  # the one sync per interval
+        values = losses.cpu().tolist()  # the one host sync per log interval
         elapsed = max(time.perf_counter() - self.started, 1e-9)
-        count = len(values)
         self.losses, self.started = [], time.perf_counter()
-        bad = [i for i, v in enumerate(values) if not math.isfinite(v)]
-        if bad:
-            message = f"non-finite loss ({values[bad[0]]}) at step {self.first_step + bad[0]}"
-            if on_nonfinite == "stop":
-                raise NonFiniteLossError(message + "; stopping (train.on_nonfinite=warn continues)")
-            if on_nonfinite == "skip":
-                message += "; the GradScaler skipped that step"
-            print(f"warning: {message}", file=sys.stderr)
         finite = [v for v in values if math.isfinite(v)]
-        return {
-            "loss": sum(finite) / len(finite) if finite else float("nan"),
-            "samples_per_sec": count * batch_size / elapsed,
-        }
+        bad = next(
+            ((self.first_step + i, v) for i, v in enumerate(values) if not math.isfinite(v)), None
+        )
+        return LossSummary(
+            loss=sum(finite) / len(finite) if finite else float("nan"),
+            samples_per_sec=len(values) * samples_per_step / elapsed,
+            nonfinite=bad,
+        )
 
 
 class MetricsFile:
-    """metrics.csv in out_dir: one row per log interval (train) and per evaluation (val)."""
+    """metrics.csv: one row per log interval (split "train") and per evaluation ("val").
 
-    def __init__(
-        self, path: Path, resume_step: int | None, enabled: bool, tensorboard: bool = False
-    ) -> None:
-        self.path, self.enabled, self.board = path, enabled, None
-        if not enabled:
-            return
-        if tensorboard:
-            self.board = _summary_writer(path.parent / "tensorboard")
+    On resume the rows a crashed run wrote after the checkpoint are dropped, and so are
+    damaged rows (with a warning); the file is rewritten through a temporary file, so a
+    crash during the rewrite leaves the old file whole.
+    """
+
+    def __init__(self, path: Path, columns: tuple[str, ...], resume_step: int | None) -> None:
+        self.path, self.columns = path, columns
         rows = []
-        if resume_step is not None and path.exists():  # drop rows a crashed run wrote after it
-            with open(path, newline="", encoding="utf-8") as handle:
-                rows = [r for r in csv.DictReader(handle) if int(r["step"]) <= resume_step]
-        with open(path, "w", newline="", encoding="utf-8") as handle:
-            writer = csv.DictWriter(handle, FIELDS)
+        if resume_step is not None and path.exists():
+            rows, damaged = _rows_up_to(path, resume_step)
+            if damaged:
+                print(f"warning: {path}: skipped {damaged} damaged row(s)", file=sys.stderr)
+        tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+        with open(tmp, "w", newline="", encoding="utf-8") as handle:
+            writer = csv.DictWriter(handle, columns, extrasaction="ignore")
             writer.writeheader()
             writer.writerows(rows)
+        os.replace(tmp, path)
 
-    def write(self, **row: Any) -> None:
-        if not self.enabled:
-            return
+    def write(self, row: dict[str, Any]) -> None:
         with open(self.path, "a", newline="", encoding="utf-8") as handle:
-            csv.DictWriter(handle, FIELDS).writerow(
-                {
-                    k: (f"{v:.6g}" if isinstance(v, float) else v)
-                    for k, v in row.items()
-                    if k in FIELDS
-                }
-            )
-        if self.board is not None:
-            for key in ("loss", "accuracy", "mae", "lr", "samples_per_sec"):
-                if isinstance(row.get(key), (int, float)):
-                    self.board.add_scalar(f"{row['split']}/{key}", row[key], row["step"])
-            self.board.flush()
+            values = {k: f"{v:.6g}" if isinstance(v, float) else v for k, v in row.items()}
+            csv.DictWriter(handle, self.columns, extrasaction="ignore").writerow(values)
 
 
-def _summary_writer(log_dir: Path) -> Any:
+def _rows_up_to(path: Path, last_step: int) -> tuple[list[dict[str, str]], int]:
+    """The well-formed rows of `path` with step <= last_step, and the count of damaged ones."""
+    text = path.read_text(encoding="utf-8", errors="replace").replace("\0", "")
+    kept, damaged = [], 0
     try:
-        from torch.utils.tensorboard import SummaryWriter
-    except ImportError as exc:
-        raise RuntimeError(
-            "train.logger=tensorboard needs tensorboard: pip install -e '.[tensorboard]'"
-        ) from exc
-    return SummaryWriter(str(log_dir))
-
-
-def progress(batches: Iterable[Any], total: int, desc: str, enabled: bool) -> Iterator[Any] | tqdm:
-    """A progress bar on an interactive terminal (main process only); silent otherwise."""
-    if not (enabled and sys.stderr.isatty()):
-        return iter(batches)
-    return tqdm(batches, total=total, desc=desc, leave=False, dynamic_ncols=True)
-
-
-def format_metrics(values: dict[str, Any]) -> str:
-    return " ".join(
-        f"{k} {v:.4f}" if isinstance(v, float) else f"{k} {v}" for k, v in values.items()
-    )
+        for row in csv.DictReader(io.StringIO(text)):
+            step = row.get("step") or ""
+            if not step.isdigit() or None in row or None in row.values():
+                damaged += 1
+            elif int(step) <= last_step:
+                kept.append(row)
+    except csv.Error:
+        damaged += 1
+    return kept, damaged
 
 
 class StepProfiler:
@@ -174,61 +152,91 @@ class StepProfiler:
             print(torch.cuda.memory_summary(self.device, abbreviated=True))
 
 
-class Reporter:
-    """Per-step bookkeeping: loss window, metrics rows, progress bar, profiler, step checkpoints."""
+class Monitor:
+    """Everything a run records; only the main process writes files or prints."""
 
-    def __init__(self, run: Run) -> None:
-        self.run = run
-        if run.info.is_main:
-            run.out_dir.mkdir(parents=True, exist_ok=True)
-            (run.out_dir / "config.toml").write_text(to_toml(run.config), encoding="utf-8")
-        resume_step = run.state.step if run.resumed else None
-        tensorboard = run.config.train.logger == "tensorboard"
-        self.metrics = MetricsFile(
-            run.out_dir / "metrics.csv", resume_step, run.info.is_main, tensorboard
-        )
-        self.window = LossWindow(run.settings.device)
-        profile = run.config.train.profile and run.info.is_main
-        self.profiler = StepProfiler(profile, run.out_dir, run.settings.device)
+    def __init__(
+        self,
+        out_dir: Path,
+        info: DistInfo,
+        device: torch.device,
+        metrics: tuple[str, ...],
+        samples_per_step: int,
+        resume_step: int | None = None,
+        tensorboard: bool = False,
+        profile: bool = False,
+    ) -> None:
+        self.info, self.samples_per_step = info, samples_per_step
+        self.window = LossWindow()
         self.bar: Any = None
+        self.metrics_file = self.board = None
+        if info.is_main:
+            out_dir.mkdir(parents=True, exist_ok=True)
+            columns = ("step", "epoch", "split", "loss", *metrics, "lr", "samples_per_sec")
+            self.metrics_file = MetricsFile(out_dir / "metrics.csv", columns, resume_step)
+            self.board = _summary_writer(out_dir / "tensorboard") if tensorboard else None
+        self.profiler = StepProfiler(profile and info.is_main, out_dir, device)
 
-    def after_step(self, loss: torch.Tensor) -> bool:
-        """Called after every optimiser step; True stops training (max_steps reached)."""
-        train, state = self.run.config.train, self.run.state
-        self.window.add(loss, state.step)
+    def record_config(self, path: Path, text: str) -> None:
+        if self.info.is_main:
+            path.write_text(text, encoding="utf-8")
+
+    def progress(self, batches: Iterable[Any], total: int, desc: str) -> Iterator[Any]:
+        """A progress bar on an interactive terminal (main process only); silent otherwise."""
+        if not (self.info.is_main and sys.stderr.isatty()):
+            return iter(batches)
+        self.bar = tqdm(batches, total=total, desc=desc, leave=False, dynamic_ncols=True)
+        return iter(self.bar)
+
+    def record_step(self, loss: torch.Tensor, step: int) -> None:
+        """After every optimizer step: keep the loss (on the device) and advance the profiler."""
+        self.window.add(loss, step)
         self.profiler.step()
-        done = 0 < train.max_steps <= state.step
-        checkpoint_now = train.checkpoint_every > 0 and state.step % train.checkpoint_every == 0
-        if state.step % train.log_every == 0 or done or checkpoint_now:
-            self.log()  # also checks the losses are finite before anything is saved
-        if checkpoint_now and not done:
-            self.run.save("last.pt")
-            self.run.save(f"step-{state.step:08d}.pt")
-            if self.run.info.is_main:
-                ckpt.prune_step_checkpoints(self.run.out_dir, train.keep_last)
-        return done
 
-    def log(self) -> None:
-        run = self.run
-        train = run.config.train
-        batch = train.batch_size * train.grad_accum_steps * run.info.world_size
-        # Under a GradScaler a non-finite loss only skips its step: the weights stay finite.
-        on_nonfinite = "skip" if run.scaler.is_enabled() else run.config.train.on_nonfinite
-        values = self.window.flush(batch, on_nonfinite, run.info)
-        if not values:
+    def log_train(self, step: int, epoch: int, lr: float) -> LossSummary | None:
+        """Summarise the losses since the last log into a metrics row (all ranks call it)."""
+        summary = self.window.flush(self.samples_per_step, self.info)
+        if summary is not None:
+            row = {"loss": summary.loss, "samples_per_sec": summary.samples_per_sec, "lr": lr}
+            self._write(step, epoch, "train", row)
+            if self.bar is not None:
+                self.bar.set_postfix(
+                    loss=f"{summary.loss:.4f}", samples_s=f"{summary.samples_per_sec:.0f}"
+                )
+        return summary
+
+    def log_eval(self, step: int, epoch: int, epochs: int, result: dict[str, Any]) -> None:
+        self._write(step, epoch, "val", result)
+        if self.info.is_main:
+            print(f"epoch {epoch}/{epochs} step {step}: {format_metrics(result)}")
+
+    def close(self) -> None:
+        self.profiler.stop()
+        if self.board is not None:
+            self.board.close()
+
+    def _write(self, step: int, epoch: int, split: str, row: dict[str, Any]) -> None:
+        if self.metrics_file is None:
             return
-        lr = run.scheduler.get_last_lr()[0]
-        self.metrics.write(
-            step=run.state.step, epoch=run.state.epoch + 1, split="train", lr=lr, **values
-        )
-        if hasattr(self.bar, "set_postfix"):
-            self.bar.set_postfix(
-                loss=f"{values['loss']:.4f}", samples_s=f"{values['samples_per_sec']:.0f}"
-            )
+        self.metrics_file.write({"step": step, "epoch": epoch, "split": split, **row})
+        if self.board is not None:
+            for key, value in row.items():
+                if isinstance(value, float):
+                    self.board.add_scalar(f"{split}/{key}", value, step)
+            self.board.flush()
 
-    def epoch_end(self, result: dict[str, Any]) -> None:
-        state = self.run.state
-        self.metrics.write(step=state.step, epoch=state.epoch + 1, split="val", **result)
-        if self.run.info.is_main:
-            epochs = self.run.config.train.epochs
-            print(f"epoch {state.epoch + 1}/{epochs} step {state.step}: {format_metrics(result)}")
+
+def _summary_writer(log_dir: Path) -> Any:
+    try:
+        from torch.utils.tensorboard import SummaryWriter
+    except ImportError as exc:
+        raise RuntimeError(
+            "train.logger=tensorboard needs tensorboard: pip install -e '.[tensorboard]'"
+        ) from exc
+    return SummaryWriter(str(log_dir))
+
+
+def format_metrics(values: dict[str, Any]) -> str:
+    return " ".join(
+        f"{k} {v:.4f}" if isinstance(v, float) else f"{k} {v}" for k, v in values.items()
+    )

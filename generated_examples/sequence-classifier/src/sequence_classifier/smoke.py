@@ -23,18 +23,22 @@ from torch.utils.data import DataLoader
 from . import checkpoint as ckpt
 from .config import Config
 from .data import build_data, build_loaders
-from .engine import StepSettings, evaluate, to_device, train_step
+from .engine import evaluate, forward_backward, optimizer_step, to_device
 from .models import build_model
-from .runtime import DistInfo, amp_dtype, autocast, get_device, make_grad_scaler, set_seed
+from .runtime import DistInfo, Precision, get_device, precision, set_seed
+from .tasks import get_task
 from .train import fit
 
 
 def smoke_config(config: Config, steps: int, out_dir: Path) -> Config:
     """The user's config, shrunk: tiny synthetic data (when no root), a few steps, a temp dir."""
     batch_size = min(config.train.batch_size, 16)
+    data = config.data
+    if hasattr(data, "num_samples"):  # synthetic data (also the fallback without a root)
+        data = dataclasses.replace(data, num_samples=batch_size * (steps + 3))
     return dataclasses.replace(
         config,
-        data=dataclasses.replace(config.data, num_samples=batch_size * (steps + 3)),
+        data=data,
         train=dataclasses.replace(
             config.train,
             batch_size=batch_size,
@@ -55,23 +59,26 @@ def stage_train(config: Config) -> str:
     return f"{result['step']} steps, val loss {result['loss']:.4f}"
 
 
-def fresh_model(config: Config) -> tuple[torch.device, nn.Module, DataLoader, DataLoader]:
+def fresh_model(config: Config) -> tuple[Precision, nn.Module, DataLoader, DataLoader]:
     """A newly initialised model on its device, with the training and validation loaders."""
     set_seed(config.train.seed)
     device = get_device(config.train.device)
     bundle = build_data(config.data, config.train.seed)
     model = build_model(config.model, bundle.spec).to(device)
     train_loader, val_loader, _ = build_loaders(bundle, config, DistInfo(), device)
-    return device, model, train_loader, val_loader
+    amp = precision(device, config.train.amp, config.train.amp_dtype)
+    return amp, model, train_loader, val_loader
 
 
 def stage_overfit(config: Config, steps: int = 20, batch_size: int = 8) -> str:
-    device, model, train_loader, _ = fresh_model(config)
-    batch = {k: v[:batch_size] for k, v in to_device(next(iter(train_loader)), device).items()}
+    amp, model, train_loader, _ = fresh_model(config)
+    batch = {k: v[:batch_size] for k, v in to_device(next(iter(train_loader)), amp.device).items()}
     optimizer = torch.optim.AdamW(model.parameters(), lr=3e-3)
-    settings = _settings(config, device)
-    scaler = make_grad_scaler(device, config.train.amp, amp_dtype(device, config.train.amp_dtype))
-    losses = [float(train_step(model, batch, optimizer, scaler, settings)) for _ in range(steps)]
+    task = get_task(config.task)
+    losses = []
+    for _ in range(steps):
+        losses.append(float(forward_backward(model, batch, task, amp)))
+        optimizer_step(optimizer, amp.scaler, config.train.grad_clip)
     first, last = losses[0], min(losses[-3:])
     if not (math.isfinite(last) and last < 0.7 * first):
         raise AssertionError(f"loss did not fall on one batch: {first:.4f} -> {last:.4f}")
@@ -79,11 +86,11 @@ def stage_overfit(config: Config, steps: int = 20, batch_size: int = 8) -> str:
 
 
 def stage_evaluate(config: Config) -> str:
-    device, model, _, val_loader = fresh_model(config)
+    amp, model, _, val_loader = fresh_model(config)
     modes: list[bool] = []
     hook = model.register_forward_pre_hook(lambda module, args: modes.append(module.training))
     model.train()
-    result = evaluate(model, val_loader, _settings(config, device), DistInfo())
+    result = evaluate(model, val_loader, get_task(config.task), amp, DistInfo())
     hook.remove()
     if not modes or any(modes) or not model.training:
         raise AssertionError("evaluation did not run in eval mode, or did not restore train mode")
@@ -108,16 +115,6 @@ def stage_checkpoint(config: Config) -> str:
     if result["step"] != target:
         raise AssertionError(f"resumed run ended at step {result['step']}, expected {target}")
     return f"reloaded step {checkpoint['step']} (weights_only), resumed to step {result['step']}"
-
-
-def _settings(config: Config, device: torch.device) -> StepSettings:
-    dtype = amp_dtype(device, config.train.amp_dtype)
-    return StepSettings(
-        config.task,
-        device,
-        lambda: autocast(device, config.train.amp, dtype),
-        config.train.grad_clip,
-    )
 
 
 def run_stages(config: Config, steps: int) -> list[dict[str, Any]]:

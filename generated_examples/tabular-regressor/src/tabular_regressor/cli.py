@@ -1,14 +1,17 @@
-"""Command line: `python -m <package> train | evaluate | smoke | plot`."""
+"""Command line: `python -m <package> train | evaluate | smoke | plot | defaults`."""
 
 from __future__ import annotations
 
 import argparse
 import json
 import sys
+from pathlib import Path
 
 from .checkpoint import CheckpointError
-from .config import ConfigError, load_config
-from .monitor import NonFiniteLossError, format_metrics
+from .config import ConfigError, defaults_toml, load_config
+from .monitor import format_metrics
+
+DEFAULTS_FILE = Path("configs/default.toml")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -42,6 +45,15 @@ def build_parser() -> argparse.ArgumentParser:
     plot = commands.add_parser("plot", help="Draw loss/metric curves from a run's metrics.csv.")
     plot.add_argument("--run-dir", default="runs/default", help="run directory (train.out_dir)")
     plot.add_argument("--output", help="PNG file to write (default: RUN_DIR/metrics.png)")
+    defaults = commands.add_parser(
+        "defaults",
+        help="Print every option with its default and help (configs/default.toml).",
+        description="Print every option with its default and help, written from the option "
+        "dataclasses (config.py and each component's Options).",
+    )
+    defaults.add_argument(
+        "--write", action="store_true", help=f"write it to {DEFAULTS_FILE} instead of printing"
+    )
     return parser
 
 
@@ -52,6 +64,14 @@ def main(argv: list[str] | None = None) -> int:
             from .train import fit
 
             fit(load_config(args.config, args.overrides))
+        elif args.command == "defaults":
+            text = defaults_toml(load_config(), __package__)
+            if args.write:
+                DEFAULTS_FILE.parent.mkdir(exist_ok=True)
+                DEFAULTS_FILE.write_text(text, encoding="utf-8")
+                print(f"wrote {DEFAULTS_FILE}")
+            else:
+                print(text, end="")
         elif args.command == "plot":
             from .plot import plot_metrics
 
@@ -65,7 +85,7 @@ def main(argv: list[str] | None = None) -> int:
             from .smoke import run_smoke
 
             return run_smoke(load_config(args.config, args.overrides), args.steps, args.json)
-    except (ConfigError, CheckpointError, NonFiniteLossError, RuntimeError, OSError) as exc:
+    except (ConfigError, CheckpointError, RuntimeError, OSError) as exc:  # one line, no traceback
         print(f"error: {exc}", file=sys.stderr)
         return 1
     return 0

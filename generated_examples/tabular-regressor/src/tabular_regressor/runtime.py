@@ -67,26 +67,29 @@ def seed_worker(worker_id: int) -> None:
     random.seed(worker_seed)
 
 
-def amp_dtype(device: torch.device, name: str) -> torch.dtype:
-    """bfloat16 on CPU (float16 autocast there is slow), float16 on CUDA unless asked."""
-    if name == "auto":
-        return torch.float16 if device.type == "cuda" else torch.bfloat16
-    return {"bfloat16": torch.bfloat16, "float16": torch.float16}[name]
+@dataclass(frozen=True)
+class Precision:
+    """Mixed precision as configured: autocast on the device's own type (never a
+    hard-coded "cuda"), and a GradScaler that is enabled only for float16 on CUDA."""
+
+    device: torch.device
+    enabled: bool
+    dtype: torch.dtype
+    scaler: torch.amp.GradScaler
+
+    def autocast(self) -> contextlib.AbstractContextManager:
+        return torch.autocast(device_type=self.device.type, dtype=self.dtype, enabled=self.enabled)
 
 
-def autocast(
-    device: torch.device, enabled: bool, dtype: torch.dtype
-) -> contextlib.AbstractContextManager:
-    """Autocast on the device's own type (never a hard-coded "cuda")."""
-    return torch.autocast(device_type=device.type, dtype=dtype, enabled=enabled)
-
-
-def make_grad_scaler(
-    device: torch.device, enabled: bool, dtype: torch.dtype
-) -> torch.amp.GradScaler:
-    """A GradScaler is needed only for float16 on CUDA; elsewhere it is a disabled no-op."""
-    use = enabled and device.type == "cuda" and dtype == torch.float16
-    return torch.amp.GradScaler(device.type, enabled=use)
+def precision(device: torch.device, enabled: bool, dtype_name: str = "auto") -> Precision:
+    """train.amp / train.amp_dtype: bfloat16 on CPU (float16 autocast there is slow),
+    float16 on CUDA unless asked otherwise; a GradScaler only where float16 needs one."""
+    if dtype_name == "auto":
+        dtype = torch.float16 if device.type == "cuda" else torch.bfloat16
+    else:
+        dtype = {"bfloat16": torch.bfloat16, "float16": torch.float16}[dtype_name]
+    use_scaler = enabled and device.type == "cuda" and dtype == torch.float16
+    return Precision(device, enabled, dtype, torch.amp.GradScaler(device.type, enabled=use_scaler))
 
 
 def init_distributed(device_name: str) -> tuple[DistInfo, torch.device]:

@@ -1,43 +1,58 @@
-"""What is learned: the loss and the metrics of each task.
+"""What this project learns: tabular-regression.
 
-Metrics accumulate as device tensors (sums and counts) and are read once per log
-interval or evaluation, so the training loop never waits on the device every step.
+The task is one object: its loss, the metric sums it accumulates on the device during
+evaluation and the numbers they become, the validation metric that picks best.pt (and
+whether higher is better), and the metric columns of metrics.csv. `get_task(name)` looks
+it up; an unknown name is an error. `DataSpec` is what a model needs to know about the
+data, filled in by the dataset.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import torch
 import torch.nn.functional as F
 
-
-def loss_fn(task: str, outputs: torch.Tensor, targets: torch.Tensor) -> torch.Tensor:
-    if task == "tabular-regression":
-        return F.mse_loss(outputs.float(), targets.float())  # outputs: (B, num_outputs)
-    return F.cross_entropy(outputs.float(), targets)  # outputs: (B, num_classes)
+from .config import ConfigError
 
 
-def sum_keys(task: str) -> tuple[str, ...]:
-    """The names `metric_sums` returns, known up front so every rank reduces the same."""
-    return ("abs_error",) if task == "tabular-regression" else ("correct",)
+@dataclass(frozen=True)
+class DataSpec:
+    num_outputs: int  # number of target values per sample
+    num_features: int = 8  # values per table row
 
 
-def metric_sums(task: str, outputs: torch.Tensor, targets: torch.Tensor) -> dict[str, torch.Tensor]:
-    """Per-batch sums; `summarise` turns accumulated sums into means."""
-    if task == "tabular-regression":
+@dataclass(frozen=True)
+class Regression:
+    """Predicted values (B, num_outputs) against targets (B, num_outputs): mean squared
+    error as the loss, mean absolute error as the metric."""
+
+    name: str
+    monitor: str = "mae"  # the validation metric that picks best.pt
+    higher_is_better: bool = False
+    metrics: tuple[str, ...] = ("mae",)  # reported besides the loss
+    sums: tuple[str, ...] = ("abs_error",)  # what `metric_sums` accumulates
+
+    def loss(self, outputs: torch.Tensor, targets: torch.Tensor) -> torch.Tensor:
+        return F.mse_loss(outputs.float(), targets.float())  # float32 even under autocast
+
+    def metric_sums(self, outputs: torch.Tensor, targets: torch.Tensor) -> dict[str, torch.Tensor]:
+        """Per-batch sums, kept on the device; `summarise` turns the totals into metrics."""
         return {"abs_error": (outputs.float() - targets.float()).abs().mean(dim=1).sum()}
-    return {"correct": (outputs.argmax(dim=1) == targets).sum()}
+
+    def summarise(self, sums: dict[str, float], num_samples: int) -> dict[str, float]:
+        return {"mae": sums["abs_error"] / max(num_samples, 1)}
+
+    def is_better(self, value: float, best: float | None) -> bool:
+        return best is None or value < best
 
 
-def summarise(task: str, sums: dict[str, float], num_samples: int) -> dict[str, float]:
-    """Means over samples, named as reported by `evaluate --json`."""
-    n = max(num_samples, 1)
-    if task == "tabular-regression":
-        return {"mae": sums.get("abs_error", 0.0) / n}
-    return {"accuracy": sums.get("correct", 0.0) / n}
+Task = Regression  # the type of this project's task objects
+TASKS = {task.name: task for task in [Regression("tabular-regression")]}
 
 
-def best_metric(task: str) -> tuple[str, str]:
-    """The validation metric that decides best.pt, and whether higher is better."""
-    if task == "tabular-regression":
-        return "mae", "min"
-    return "accuracy", "max"
+def get_task(name: str) -> Task:
+    if name not in TASKS:
+        raise ConfigError(f"unknown task {name!r}; this project knows {', '.join(TASKS)}")
+    return TASKS[name]

@@ -1,14 +1,13 @@
 """Dataset components and the DataLoaders built from them.
 
-Every module in this package (not starting with "_") is a dataset component with a
-`build(cfg, seed, state)` function returning a `DataBundle`; `data.name` picks one.
+Every module in this package not starting with "_" is a dataset component: an `Options`
+dataclass (its [data] config keys) and `build(cfg, seed, state) -> DataBundle`.
+`data.name` picks one.
 """
 
 from __future__ import annotations
 
-import importlib
 import itertools
-import pkgutil
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
@@ -16,44 +15,52 @@ from typing import Any
 import torch
 from torch.utils.data import DataLoader, Dataset, DistributedSampler, Sampler
 
-from ..config import Config, ConfigError, DataConfig
+from ..config import Config, ConfigError, DataConfig, component
 from ..runtime import DistInfo, seed_worker
-
-
-@dataclass
-class DataSpec:
-    """What a model needs to know about its data."""
-
-    task: str
-    num_outputs: int  # classes for classification, targets for regression
-    in_channels: int = 0  # images
-    image_size: int = 0  # images
-    vocab_size: int = 0  # token sequences (index 0 is padding)
-    num_features: int = 0  # tabular rows
+from ..tasks import DataSpec
 
 
 @dataclass
 class DataBundle:
+    """A dataset component's result: the two splits and what the loaders need."""
+
     train: Dataset
     val: Dataset
     spec: DataSpec
     collate_fn: Callable[[list[Any]], dict[str, torch.Tensor]] | None = None
-    # Tensors/plain values fitted on the training split (vocabulary, normalisation),
-    # stored in checkpoints so evaluation prepares data exactly as training did.
+    # Values fitted on the training split (vocabulary, normalisation, class names), saved
+    # in checkpoints so that evaluation prepares data exactly as training did.
     state: dict[str, Any] = field(default_factory=dict)
-    # Per-sample lengths of the training split, for length bucketing (sequences only).
-    train_lengths: list[int] | None = None
+    # Makes the training batches from the sampler and batch size (e.g. length bucketing);
+    # None: plain batches of consecutive sampler indices.
+    batch_sampler: Callable[[ResumableSampler, int], Sampler[list[int]]] | None = None
 
 
-def available() -> list[str]:
-    return sorted(m.name for m in pkgutil.iter_modules(__path__) if not m.name.startswith("_"))
+class TensorDictDataset(Dataset):
+    """Samples {"inputs": ..., "targets": ...} from tensors (or lists of tensors) by index."""
+
+    def __init__(self, inputs: torch.Tensor | list[torch.Tensor], targets: torch.Tensor) -> None:
+        self.inputs, self.targets = inputs, targets
+
+    def __len__(self) -> int:
+        return len(self.targets)
+
+    def __getitem__(self, index: int) -> dict[str, torch.Tensor]:
+        return {"inputs": self.inputs[index], "targets": self.targets[index]}
 
 
 def build_data(cfg: DataConfig, seed: int, state: dict[str, Any] | None = None) -> DataBundle:
-    if cfg.name not in available():
-        raise ConfigError(f"unknown dataset {cfg.name!r}; available: {', '.join(available())}")
-    module = importlib.import_module(f"{__name__}.{cfg.name}")
-    return module.build(cfg, seed, state)
+    """The configured dataset component's bundle; pass a checkpoint's `state` to reuse it."""
+    return component("data", cfg.name).build(cfg, seed, state)
+
+
+def hold_out(count: int, fraction: float) -> tuple[list[int], list[int]]:
+    """Indices (train, val) holding out `fraction` of `count` samples, at least one each.
+
+    The split uses a fixed seed, not train.seed: the held-out samples never change."""
+    order = torch.randperm(count, generator=torch.Generator().manual_seed(0)).tolist()
+    n_val = min(max(round(count * fraction), 1), count - 1)
+    return order[n_val:], order[:n_val]
 
 
 class ResumableSampler(Sampler[int]):
@@ -85,34 +92,6 @@ class ResumableSampler(Sampler[int]):
         return len(self.inner) - self.skip
 
 
-class BucketBatchSampler(Sampler[list[int]]):
-    """Batches of similar length (less padding), in an order fixed by (seed, epoch)."""
-
-    def __init__(self, sampler: ResumableSampler, lengths: list[int], batch_size: int) -> None:
-        self.sampler, self.lengths, self.batch_size = sampler, lengths, batch_size
-
-    def __iter__(self) -> Iterator[list[int]]:
-        skip, self.sampler.skip = self.sampler.skip, 0
-        indices = list(self.sampler)  # the full epoch's shuffled shard
-        self.sampler.skip = skip
-        pool = self.batch_size * 50  # sort within pools so batches stay shuffled
-        batches = []
-        for start in range(0, len(indices) - self.batch_size + 1, pool):
-            chunk = sorted(indices[start : start + pool], key=self.lengths.__getitem__)
-            batches += [
-                chunk[i : i + self.batch_size] for i in range(0, len(chunk), self.batch_size)
-            ]
-        batches = [b for b in batches if len(b) == self.batch_size]
-        epoch_seed = self.sampler.inner.seed + self.sampler.inner.epoch
-        order = torch.randperm(len(batches), generator=torch.Generator().manual_seed(epoch_seed))
-        return iter([batches[i] for i in order.tolist()][skip // self.batch_size :])
-
-    def __len__(self) -> int:
-        return (
-            len(self.sampler) + self.sampler.skip
-        ) // self.batch_size - self.sampler.skip // self.batch_size
-
-
 class ShardSampler(Sampler[int]):
     """Every validation sample exactly once across ranks (no padding duplicates)."""
 
@@ -137,10 +116,12 @@ def build_loaders(
             f"the training split has {len(bundle.train)} samples, fewer than one batch of "
             f"{batch_size} per process; lower train.batch_size"
         )
+    if len(bundle.val) == 0:
+        raise ConfigError("the validation split is empty: give it samples (or a larger data set)")
     common = loader_options(config.data.num_workers, device, config.train.seed)
     common["collate_fn"] = bundle.collate_fn
-    if config.data.bucket_by_length and bundle.train_lengths is not None:
-        batches = BucketBatchSampler(sampler, bundle.train_lengths, batch_size)
+    if bundle.batch_sampler is not None:
+        batches = bundle.batch_sampler(sampler, batch_size)
         train = DataLoader(bundle.train, batch_sampler=batches, **common)
     else:
         train = DataLoader(bundle.train, batch_size, sampler=sampler, drop_last=True, **common)

@@ -14,6 +14,7 @@ touches it.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -21,13 +22,25 @@ import torch
 from PIL import Image, UnidentifiedImageError
 from torch.utils.data import Dataset
 
-from ..config import ConfigError, DataConfig
-from . import DataBundle, DataSpec
-from ._synthetic import make_bundle
+from ..config import ConfigError, option
+from ..tasks import DataSpec
+from . import DataBundle, hold_out
+from ._synthetic import SyntheticOptions, make_splits
 
 IMAGE_EXTENSIONS = {".png", ".jpg", ".jpeg", ".bmp", ".gif", ".webp"}
-SPLIT_SEED = 0  # fixed: the held-out files do not change with train.seed
 MAX_STATS_IMAGES = 2000  # mean/std are estimated on at most this many training images
+
+
+@dataclass
+class Options(SyntheticOptions):
+    """[data] options of this dataset: set them with --set data.KEY=VALUE.
+
+    The synthetic options are used while `root` is empty."""
+
+    root: str = option("", "folder with train/<class>/ (and val/<class>/); empty: synthetic images")
+    val_fraction: float = option(
+        0.2, "share of each class held out for validation when root has no val/", low=0.0, high=1.0
+    )
 
 
 def load_image(path: Path, size: int) -> torch.Tensor:
@@ -71,17 +84,15 @@ def find_images(split_dir: Path) -> dict[str, list[Path]]:
     return found
 
 
-def hold_out(
+def split_classes(
     by_class: dict[str, list[Path]], fraction: float
 ) -> tuple[dict[str, list[Path]], dict[str, list[Path]]]:
     """Split every class into train/val the same way on every run."""
     train, val = {}, {}
-    gen = torch.Generator().manual_seed(SPLIT_SEED)
     for name, files in by_class.items():
-        order = torch.randperm(len(files), generator=gen).tolist()
-        n_val = min(max(round(len(files) * fraction), 1), len(files) - 1)
-        val[name] = [files[i] for i in order[:n_val]]
-        train[name] = [files[i] for i in order[n_val:]]
+        train_index, val_index = hold_out(len(files), fraction)
+        train[name] = [files[i] for i in train_index]
+        val[name] = [files[i] for i in val_index]
     return train, val
 
 
@@ -111,7 +122,7 @@ def channel_stats(files: list[tuple[Path, int]], size: int) -> tuple[torch.Tenso
     return mean.float(), std.float().clamp(min=1e-6)  # a flat channel must not divide by 0
 
 
-def load_splits(cfg: DataConfig) -> tuple[dict[str, list[Path]], dict[str, list[Path]]]:
+def load_splits(cfg: Options) -> tuple[dict[str, list[Path]], dict[str, list[Path]]]:
     """{class: files} of the train and val splits (val held out of train when absent)."""
     root = Path(cfg.root).expanduser()
     if not root.is_dir():
@@ -128,12 +139,12 @@ def load_splits(cfg: DataConfig) -> tuple[dict[str, list[Path]], dict[str, list[
         )
     if (root / "val").is_dir():
         return train_by_class, find_images(root / "val")
-    return hold_out(train_by_class, cfg.val_fraction)
+    return split_classes(train_by_class, cfg.val_fraction)
 
 
-def build(cfg: DataConfig, seed: int, state: dict[str, Any] | None = None) -> DataBundle:
+def build(cfg: Options, seed: int, state: dict[str, Any] | None = None) -> DataBundle:
     if not cfg.root:
-        return make_bundle("image-classification", cfg, seed)
+        return DataBundle(*make_splits(cfg, seed))
     train_by_class, val_by_class = load_splits(cfg)
     classes = list(state["classes"]) if state else sorted(train_by_class)
     train_files = labelled(train_by_class, classes, "train")
@@ -145,7 +156,7 @@ def build(cfg: DataConfig, seed: int, state: dict[str, Any] | None = None) -> Da
     else:
         mean, std = channel_stats(train_files, cfg.image_size)
     size = cfg.image_size
-    spec = DataSpec("image-classification", len(classes), in_channels=3, image_size=size)
+    spec = DataSpec(num_outputs=len(classes), in_channels=3, image_size=size)
     return DataBundle(
         ImageFolder(train_files, size, mean, std),
         ImageFolder(val_files, size, mean, std),

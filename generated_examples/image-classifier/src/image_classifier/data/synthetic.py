@@ -1,19 +1,22 @@
-"""synthetic: synthetic image-classification data with a learnable signal.
+"""synthetic: synthetic image-classification data (ptgen dataset kind "synthetic").
 
-ptgen dataset kind "synthetic".
-
-Sizes come from the [data] config (num_samples, num_classes, image_size, max_length,
-vocab_size, num_features). This file is yours: `ptgen update` never touches it.
+Sizes come from the [data] options below and in `_synthetic.SyntheticOptions`. This file
+is yours: `ptgen update` never touches it.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
-from ..config import DataConfig
 from . import DataBundle
-from ._synthetic import make_bundle
+from ._synthetic import SyntheticOptions, make_splits
 
 
-def build(cfg: DataConfig, seed: int, state: dict[str, Any] | None = None) -> DataBundle:
-    return make_bundle("image-classification", cfg, seed)
+@dataclass
+class Options(SyntheticOptions):
+    """[data] options of this dataset: set them with --set data.KEY=VALUE."""
+
+
+def build(cfg: Options, seed: int, state: dict[str, Any] | None = None) -> DataBundle:
+    return DataBundle(*make_splits(cfg, seed))

@@ -1,29 +1,21 @@
 """Model components.
 
-Every module in this package (not starting with "_") is a model component with a
-`build(cfg, spec)` function returning an `nn.Module`; `model.name` picks one.
+Every module in this package not starting with "_" is a model component: an `Options`
+dataclass (its [model] config keys) and `build(cfg, spec) -> nn.Module`. `model.name`
+picks one.
 """
 
 from __future__ import annotations
 
-import importlib
-import pkgutil
-
 from torch import nn
 
-from ..config import ConfigError, ModelConfig
-from ..data import DataSpec
-
-
-def available() -> list[str]:
-    return sorted(m.name for m in pkgutil.iter_modules(__path__) if not m.name.startswith("_"))
+from ..config import ModelConfig, component
+from ..tasks import DataSpec
 
 
 def build_model(cfg: ModelConfig, spec: DataSpec) -> nn.Module:
-    if cfg.name not in available():
-        raise ConfigError(f"unknown model {cfg.name!r}; available: {', '.join(available())}")
-    module = importlib.import_module(f"{__name__}.{cfg.name}")
-    return module.build(cfg, spec)
+    """The configured model component, built for data described by `spec`."""
+    return component("model", cfg.name).build(cfg, spec)
 
 
 def unwrap(model: nn.Module) -> nn.Module:

@@ -5,12 +5,23 @@ This file is yours: ptgen wrote it once and `ptgen update` never touches it.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import torch
 from torch import nn
 from torch.utils.checkpoint import checkpoint
 
-from ..config import ModelConfig
-from ..data import DataSpec
+from ..config import ModelConfig, option
+from ..tasks import DataSpec
+
+
+@dataclass
+class Options(ModelConfig):
+    """[model] options of this model: set them with --set model.KEY=VALUE."""
+
+    width: int = option(32, "channels of the first conv block; each block doubles them", low=1)
+    depth: int = option(2, "conv blocks, each halving the resolution", low=1)
+    dropout: float = option(0.1, "dropout before the linear head", low=0.0, high=1.0)
 
 
 class ConvBlock(nn.Module):
@@ -75,7 +86,7 @@ def _init_weights(module: nn.Module) -> None:
         nn.init.zeros_(module.bias)
 
 
-def build(cfg: ModelConfig, spec: DataSpec) -> nn.Module:
+def build(cfg: Options, spec: DataSpec) -> nn.Module:
     return CNN(
         in_channels=spec.in_channels,
         num_classes=spec.num_outputs,

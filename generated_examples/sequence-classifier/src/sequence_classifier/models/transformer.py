@@ -9,13 +9,27 @@ maximum length to configure), pass `depth` pre-norm encoder layers that ignore p
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 
 import torch
 from torch import nn
 from torch.utils.checkpoint import checkpoint
 
-from ..config import ModelConfig
-from ..data import DataSpec
+from ..config import ModelConfig, option
+from ..tasks import DataSpec
+
+
+@dataclass
+class Options(ModelConfig):
+    """[model] options of this model: set them with --set model.KEY=VALUE."""
+
+    width: int = option(32, "embedding size (d_model)", low=1)
+    depth: int = option(2, "encoder layers", low=1)
+    dropout: float = option(
+        0.1, "dropout in the encoder layers and on the embeddings", low=0.0, high=1.0
+    )
+    num_heads: int = option(4, "attention heads; model.width must be divisible by them", low=1)
+
 
 PAD_INDEX = 0
 
@@ -44,7 +58,9 @@ class TransformerClassifier(nn.Module):
     ) -> None:
         super().__init__()
         if width % num_heads:
-            raise ValueError(f"model.width ({width}) must be divisible by {num_heads} heads")
+            raise ValueError(
+                f"model.width ({width}) must be divisible by model.num_heads ({num_heads})"
+            )
         self.width = width
         self.embedding = nn.Embedding(vocab_size, width, padding_idx=PAD_INDEX)
         self.dropout = nn.Dropout(dropout)
@@ -102,7 +118,7 @@ def _init_weights(module: nn.Module) -> None:
         nn.init.zeros_(module.bias)
 
 
-def build(cfg: ModelConfig, spec: DataSpec) -> nn.Module:
+def build(cfg: Options, spec: DataSpec) -> nn.Module:
     return TransformerClassifier(
         vocab_size=spec.vocab_size,
         num_classes=spec.num_outputs,
@@ -110,4 +126,5 @@ def build(cfg: ModelConfig, spec: DataSpec) -> nn.Module:
         depth=cfg.depth,
         dropout=cfg.dropout,
         grad_checkpointing=cfg.grad_checkpointing,
+        num_heads=cfg.num_heads,
     )

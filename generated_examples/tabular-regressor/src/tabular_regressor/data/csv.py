@@ -15,16 +15,31 @@ empty `data.root` the project's synthetic table is used instead. This file is yo
 from __future__ import annotations
 
 import csv
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import torch
 
-from ..config import ConfigError, DataConfig
-from . import DataBundle, DataSpec
-from ._synthetic import TensorDictDataset, make_bundle
+from ..config import ConfigError, option
+from ..tasks import DataSpec
+from . import DataBundle, TensorDictDataset, hold_out
+from ._synthetic import SyntheticOptions, make_splits
 
-SPLIT_SEED = 0  # fixed: the held-out rows do not change with train.seed
+
+@dataclass
+class Options(SyntheticOptions):
+    """[data] options of this dataset: set them with --set data.KEY=VALUE.
+
+    The synthetic options are used while `root` is empty."""
+
+    root: str = option(
+        "", "a CSV file, or a folder with train.csv (and val.csv); empty: synthetic rows"
+    )
+    target: str = option("", "the column to predict (empty: the last column)")
+    val_fraction: float = option(
+        0.2, "share of the rows held out for validation when there is no val.csv", low=0.0, high=1.0
+    )
 
 
 def read_table(path: Path) -> tuple[list[str], list[list[str]]]:
@@ -69,7 +84,7 @@ def _is_number(cell: str) -> bool:
 
 
 def load_splits(
-    cfg: DataConfig, columns: list[str] | None
+    cfg: Options, columns: list[str] | None
 ) -> tuple[torch.Tensor, torch.Tensor, list[str]]:
     """Train and val tables (N, F + 1) with the target last, and the column order used."""
     root = Path(cfg.root).expanduser()
@@ -84,14 +99,13 @@ def load_splits(
     if root.is_dir() and (root / "val.csv").is_file():
         val = to_tensor(root / "val.csv", *read_table(root / "val.csv"), columns)
         return train, val, columns
-    order = torch.randperm(len(train), generator=torch.Generator().manual_seed(SPLIT_SEED))
-    n_val = min(max(round(len(train) * cfg.val_fraction), 1), len(train) - 1)
-    return train[order[n_val:]], train[order[:n_val]], columns
+    train_index, val_index = hold_out(len(train), cfg.val_fraction)
+    return train[train_index], train[val_index], columns
 
 
-def build(cfg: DataConfig, seed: int, state: dict[str, Any] | None = None) -> DataBundle:
+def build(cfg: Options, seed: int, state: dict[str, Any] | None = None) -> DataBundle:
     if not cfg.root:
-        return make_bundle("tabular-regression", cfg, seed)
+        return DataBundle(*make_splits(cfg, seed))
     train, val, columns = load_splits(cfg, state["columns"] if state else None)
     if state is None:
         std = train.std(dim=0)  # (F + 1,)
@@ -108,5 +122,5 @@ def build(cfg: DataConfig, seed: int, state: dict[str, Any] | None = None) -> Da
         scaled = (table - mean) / std  # (N, F + 1)
         return TensorDictDataset(scaled[:, :-1], scaled[:, -1:])  # (N, F), (N, 1)
 
-    spec = DataSpec("tabular-regression", 1, num_features=len(columns) - 1)
+    spec = DataSpec(num_outputs=1, num_features=len(columns) - 1)
     return DataBundle(dataset(train), dataset(val), spec, state=state)

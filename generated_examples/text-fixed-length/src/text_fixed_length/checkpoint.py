@@ -1,0 +1,269 @@
+"""Checkpoints: full training state, atomic writes, safe (`weights_only=True`) loads."""
+
+from __future__ import annotations
+
+import os
+import random
+import re
+import sys
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import torch
+
+from .models import unwrap
+
+REQUIRED_KEYS = ("model_state_dict", "optimizer_state_dict", "epoch", "step", "config")
+_WRAPPER_PREFIX = re.compile(r"^(?:_orig_mod\.|module\.)+")
+
+
+class CheckpointError(RuntimeError):
+    """A checkpoint that cannot be used; the message names the file and the reason."""
+
+
+@dataclass
+class TrainState:
+    """Where training is; saved in every checkpoint."""
+
+    epoch: int = 0  # current epoch, counted from 0
+    step: int = 0  # optimizer steps done so far
+    batch_in_epoch: int = 0  # batches of the current epoch already trained on
+    best_metric: float | None = None  # best validation metric so far
+
+
+def clean_state_dict(state_dict: dict[str, torch.Tensor]) -> dict[str, torch.Tensor]:
+    """Drop torch.compile (`_orig_mod.`) and DDP (`module.`) prefixes from every key."""
+    return {_WRAPPER_PREFIX.sub("", key): value for key, value in state_dict.items()}
+
+
+def rng_state() -> dict[str, Any]:
+    """Every RNG the training run draws from, in types `weights_only` loads accept."""
+    np_state = np.random.get_state(legacy=False)
+    state = {
+        "python": random.getstate(),
+        "numpy_key": torch.from_numpy(np_state["state"]["key"].astype(np.int64)),
+        "numpy_pos": int(np_state["state"]["pos"]),
+        "torch": torch.get_rng_state(),
+    }
+    if torch.cuda.is_available():
+        state["cuda"] = torch.cuda.get_rng_state_all()
+    return state
+
+
+def set_rng_state(state: dict[str, Any]) -> None:
+    version, internal, gauss = state["python"]
+    random.setstate((version, tuple(internal), gauss))
+    np.random.set_state(
+        {
+            "bit_generator": "MT19937",
+            "state": {
+                "key": state["numpy_key"].numpy().astype(np.uint32),
+                "pos": state["numpy_pos"],
+            },
+            "has_gauss": 0,
+            "gauss": 0.0,
+        }
+    )
+    torch.set_rng_state(state["torch"])
+    if "cuda" in state and torch.cuda.is_available():
+        torch.cuda.set_rng_state_all(state["cuda"])
+
+
+def save_checkpoint(path: str | Path, payload: dict[str, Any]) -> None:
+    """Write atomically: temp file in the same directory, fsync, then os.replace.
+
+    A crash at any moment leaves either the previous file or the new one, never half.
+    """
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    try:
+        with open(tmp, "wb") as handle:
+            torch.save(payload, handle)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(tmp, path)
+    finally:
+        tmp.unlink(missing_ok=True)
+    if sys.platform != "win32":  # make the rename itself durable
+        fd = os.open(path.parent, os.O_RDONLY)
+        try:
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+
+
+def warn_stderr(message: str) -> None:
+    print(message, file=sys.stderr)
+
+
+def save_if_finite(path: str | Path, payload: dict[str, Any]) -> bool:
+    """save_checkpoint, unless the weights hold NaN/inf: the last good file then stays."""
+    weights = payload["model_state_dict"].items()
+    bad = [k for k, v in weights if v.is_floating_point() and not bool(v.isfinite().all())]
+    if bad:
+        warn_stderr(
+            f"warning: not saving {path}: non-finite weights at step {payload['step']} "
+            f"({bad[0]}); the previous checkpoint is kept"
+        )
+        return False
+    save_checkpoint(path, payload)
+    return True
+
+
+def load_checkpoint(path: str | Path, map_location: str | torch.device = "cpu") -> dict[str, Any]:
+    """Load with `weights_only=True`; any damaged or foreign file raises CheckpointError."""
+    path = Path(path)
+    if not path.is_file():
+        raise CheckpointError(f"{path}: no such checkpoint file")
+    if path.stat().st_size == 0:
+        raise CheckpointError(f"{path}: file is empty (0 bytes)")
+    try:
+        checkpoint = torch.load(path, map_location=map_location, weights_only=True)
+    except Exception as exc:  # torch raises several types for damaged files
+        reason = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        if "Weights only load failed" in reason:
+            reason = "it needs arbitrary unpickling (not a weights-only checkpoint); refused"
+        raise CheckpointError(f"{path}: not a readable checkpoint ({reason})") from exc
+    if not isinstance(checkpoint, dict) or any(k not in checkpoint for k in REQUIRED_KEYS):
+        raise CheckpointError(
+            f"{path}: not a training checkpoint of this project "
+            f"(needs keys {', '.join(REQUIRED_KEYS)})"
+        )
+    return checkpoint
+
+
+def load_model_state(
+    model: torch.nn.Module, checkpoint: dict[str, Any], path: str | Path, config: dict[str, Any]
+) -> None:
+    """Load weights (either prefix style), explaining a mismatch by the config keys that differ.
+
+    The weights go into the plain module, also when `model` is wrapped by torch.compile
+    or DDP, so a checkpoint moves freely between compiled and plain models.
+    """
+    try:
+        unwrap(model).load_state_dict(clean_state_dict(checkpoint["model_state_dict"]))
+    except RuntimeError as exc:
+        saved = checkpoint.get("config", {})
+        changed = [
+            f"{section}.{key} {saved[section][key]!r} -> {value!r}"
+            for section in ("model", "data")
+            for key, value in config.get(section, {}).items()
+            if key in saved.get(section, {}) and saved[section][key] != value
+        ]
+        hint = f"; config changed: {', '.join(changed)}" if changed else ""
+        raise CheckpointError(f"{path}: weights do not fit this model{hint}") from exc
+
+
+def step_checkpoints(out_dir: Path) -> list[Path]:
+    """Step checkpoints, newest first."""
+    return sorted(out_dir.glob("step-*.pt"), reverse=True)
+
+
+def prune_step_checkpoints(out_dir: Path, keep_last: int) -> None:
+    for old in step_checkpoints(out_dir)[max(keep_last, 0) :]:
+        old.unlink(missing_ok=True)
+
+
+def find_resume_checkpoint(
+    out_dir: Path, warn: Callable[[str], object] | None = None
+) -> tuple[Path, dict[str, Any]] | None:
+    """The newest checkpoint in out_dir that loads; damaged ones are skipped with a warning.
+
+    last.pt is written first at every checkpoint, so it is the newest unless damaged;
+    then the step checkpoints, newest first. Only one checkpoint is held in memory.
+    """
+    for path in [out_dir / "last.pt", *step_checkpoints(out_dir)]:
+        if not path.exists():
+            continue
+        try:
+            return path, load_checkpoint(path)
+        except CheckpointError as exc:
+            (warn or warn_stderr)(f"warning: skipping damaged checkpoint {exc}")
+    return None
+
+
+def training_payload(
+    model: torch.nn.Module,
+    optimizer: torch.optim.Optimizer,
+    scheduler: torch.optim.lr_scheduler.LRScheduler,
+    scaler: torch.amp.GradScaler,
+    state: TrainState,
+    config: dict[str, Any],
+    data_state: dict[str, Any],
+    world_size: int = 1,
+) -> dict[str, Any]:
+    """Everything needed to continue exactly where training is now."""
+    return {
+        "model_state_dict": clean_state_dict(model.state_dict()),
+        "optimizer_state_dict": optimizer.state_dict(),
+        "scheduler_state_dict": scheduler.state_dict(),
+        "scaler_state_dict": scaler.state_dict(),
+        "epoch": state.epoch,
+        "step": state.step,
+        "batch_in_epoch": state.batch_in_epoch,
+        "best_metric": state.best_metric,
+        "rng_state": rng_state(),
+        "config": config,
+        "data_state": data_state,
+        "world_size": world_size,
+    }
+
+
+def restore_training(
+    checkpoint: dict[str, Any],
+    path: str | Path,
+    model: torch.nn.Module,
+    optimizer: torch.optim.Optimizer,
+    scheduler: torch.optim.lr_scheduler.LRScheduler,
+    scaler: torch.amp.GradScaler,
+    config: dict[str, Any],
+    world_size: int = 1,
+) -> TrainState:
+    """Load every state into the live objects; returns where training was."""
+    load_model_state(model, checkpoint, path, config)
+    check_global_batch(checkpoint, path, config["train"]["batch_size"] * world_size)
+    try:
+        optimizer.load_state_dict(checkpoint["optimizer_state_dict"])
+        scheduler.load_state_dict(checkpoint["scheduler_state_dict"])
+        scaler.load_state_dict(checkpoint["scaler_state_dict"])
+        set_rng_state(checkpoint["rng_state"])
+    except (KeyError, ValueError, RuntimeError, TypeError) as exc:
+        raise CheckpointError(f"{path}: training state does not fit this run ({exc})") from exc
+    return TrainState(
+        **{k: checkpoint[k] for k in ("epoch", "step", "batch_in_epoch", "best_metric")}
+    )
+
+
+def check_global_batch(checkpoint: dict[str, Any], path: str | Path, global_batch: int) -> None:
+    """Mid-epoch, the remaining batches are exact only for the same batch_size x processes
+    (2 processes x 8 may continue as 1 x 16); anything else would repeat or skip samples."""
+    batch_size = checkpoint["config"].get("train", {}).get("batch_size", 0)
+    saved = batch_size * checkpoint.get("world_size", 1)
+    if checkpoint.get("batch_in_epoch", 0) and batch_size and saved != global_batch:
+        raise CheckpointError(
+            f"{path}: saved mid-epoch with a global batch (train.batch_size x processes) of "
+            f"{saved}, now {global_batch}; keep it, or resume from an epoch-end checkpoint"
+        )
+
+
+def resolve_resume(
+    choice: str, out_dir: Path, is_main: bool = True
+) -> tuple[Path, dict[str, Any]] | None:
+    """train.resume: "" fresh (refuses to clobber a run), auto (newest valid), or a path."""
+    if choice == "":
+        if (out_dir / "last.pt").exists():
+            raise CheckpointError(
+                f"{out_dir} already holds a run; continue it with --set train.resume=auto "
+                "or choose another --set train.out_dir=..."
+            )
+        return None
+    if choice == "auto":
+        found = find_resume_checkpoint(out_dir, warn=warn_stderr if is_main else lambda _: None)
+        if found is None and is_main:
+            print(f"no checkpoint in {out_dir}; starting a fresh run")
+        return found
+    return Path(choice), load_checkpoint(choice)

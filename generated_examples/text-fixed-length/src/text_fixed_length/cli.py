@@ -1,0 +1,91 @@
+"""Command line: `python -m <package> train | evaluate | smoke | plot | defaults`."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+from .checkpoint import CheckpointError
+from .config import ConfigError, defaults_toml, load_config
+from .monitor import format_metrics
+
+DEFAULTS_FILE = Path("configs/default.toml")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog=f"python -m {__package__}", description=__doc__)
+    commands = parser.add_subparsers(dest="command", required=True)
+
+    def add(name: str, help_text: str) -> argparse.ArgumentParser:
+        command = commands.add_parser(name, help=help_text, description=help_text)
+        command.add_argument(
+            "--config", help="TOML config file (defaults: configs/default.toml values)"
+        )
+        command.add_argument(
+            "--set",
+            dest="overrides",
+            action="append",
+            default=[],
+            metavar="KEY=VALUE",
+            help="override one config value, e.g. --set train.lr=3e-4 (repeatable)",
+        )
+        return command
+
+    add("train", "Train a model; also runs under `torchrun --nproc_per_node=N`.")
+    evaluate = add("evaluate", "Evaluate a checkpoint on the validation split.")
+    evaluate.add_argument(
+        "--checkpoint", required=True, help="checkpoint file, e.g. runs/default/best.pt"
+    )
+    evaluate.add_argument("--json", action="store_true", help="print one JSON line")
+    smoke = add("smoke", "Prove in seconds that training, evaluation and checkpoints work.")
+    smoke.add_argument("--steps", type=int, default=5, help="optimiser steps to run (default 5)")
+    smoke.add_argument("--json", action="store_true", help="print one JSON object")
+    plot = commands.add_parser("plot", help="Draw loss/metric curves from a run's metrics.csv.")
+    plot.add_argument("--run-dir", default="runs/default", help="run directory (train.out_dir)")
+    plot.add_argument("--output", help="PNG file to write (default: RUN_DIR/metrics.png)")
+    defaults = commands.add_parser(
+        "defaults",
+        help="Print every option with its default and help (configs/default.toml).",
+        description="Print every option with its default and help, written from the option "
+        "dataclasses (config.py and each component's Options).",
+    )
+    defaults.add_argument(
+        "--write", action="store_true", help=f"write it to {DEFAULTS_FILE} instead of printing"
+    )
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    try:
+        if args.command == "train":
+            from .train import fit
+
+            fit(load_config(args.config, args.overrides))
+        elif args.command == "defaults":
+            text = defaults_toml(load_config(), __package__)
+            if args.write:
+                DEFAULTS_FILE.parent.mkdir(exist_ok=True)
+                DEFAULTS_FILE.write_text(text, encoding="utf-8")
+                print(f"wrote {DEFAULTS_FILE}")
+            else:
+                print(text, end="")
+        elif args.command == "plot":
+            from .plot import plot_metrics
+
+            print(f"wrote {plot_metrics(args.run_dir, args.output)}")
+        elif args.command == "evaluate":
+            from .train import evaluate_checkpoint
+
+            result = evaluate_checkpoint(args.checkpoint, args.config, args.overrides)
+            print(json.dumps(result) if args.json else format_metrics(result))
+        else:
+            from .smoke import run_smoke
+
+            return run_smoke(load_config(args.config, args.overrides), args.steps, args.json)
+    except (ConfigError, CheckpointError, RuntimeError, OSError) as exc:  # one line, no traceback
+        print(f"error: {exc}", file=sys.stderr)
+        return 1
+    return 0

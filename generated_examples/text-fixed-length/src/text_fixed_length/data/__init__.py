@@ -1,0 +1,141 @@
+"""Dataset components and the DataLoaders built from them.
+
+Every module in this package not starting with "_" is a dataset component: an `Options`
+dataclass (its [data] config keys) and `build(cfg, seed, state) -> DataBundle`.
+`data.name` picks one.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+import torch
+from torch.utils.data import DataLoader, Dataset, DistributedSampler, Sampler
+
+from ..config import Config, ConfigError, DataConfig, component
+from ..runtime import DistInfo, seed_worker
+from ..tasks import DataSpec
+
+
+@dataclass
+class DataBundle:
+    """A dataset component's result: the two splits and what the loaders need."""
+
+    train: Dataset
+    val: Dataset
+    spec: DataSpec
+    collate_fn: Callable[[list[Any]], dict[str, torch.Tensor]] | None = None
+    # Values fitted on the training split (vocabulary, normalisation, class names), saved
+    # in checkpoints so that evaluation prepares data exactly as training did.
+    state: dict[str, Any] = field(default_factory=dict)
+    # Makes the training batches from the sampler and batch size (e.g. length bucketing);
+    # None: plain batches of consecutive sampler indices.
+    batch_sampler: Callable[[ResumableSampler, int], Sampler[list[int]]] | None = None
+
+
+class TensorDictDataset(Dataset):
+    """Samples {"inputs": ..., "targets": ...} from tensors (or lists of tensors) by index."""
+
+    def __init__(self, inputs: torch.Tensor | list[torch.Tensor], targets: torch.Tensor) -> None:
+        self.inputs, self.targets = inputs, targets
+
+    def __len__(self) -> int:
+        return len(self.targets)
+
+    def __getitem__(self, index: int) -> dict[str, torch.Tensor]:
+        return {"inputs": self.inputs[index], "targets": self.targets[index]}
+
+
+def build_data(cfg: DataConfig, seed: int, state: dict[str, Any] | None = None) -> DataBundle:
+    """The configured dataset component's bundle; pass a checkpoint's `state` to reuse it."""
+    return component("data", cfg.name).build(cfg, seed, state)
+
+
+def hold_out(count: int, fraction: float) -> tuple[list[int], list[int]]:
+    """Indices (train, val) holding out `fraction` of `count` samples, at least one each.
+
+    The split uses a fixed seed, not train.seed: the held-out samples never change."""
+    order = torch.randperm(count, generator=torch.Generator().manual_seed(0)).tolist()
+    n_val = min(max(round(count * fraction), 1), count - 1)
+    return order[n_val:], order[:n_val]
+
+
+class ResumableSampler(Sampler[int]):
+    """Shuffled, rank-sharded indices whose order depends only on (seed, epoch).
+
+    Wraps DistributedSampler (also for one process) and can skip the samples already
+    consumed in the current epoch, so a resumed run sees exactly the remaining batches.
+    """
+
+    def __init__(self, dataset: Dataset, info: DistInfo, seed: int) -> None:
+        self.inner = DistributedSampler(
+            dataset,
+            num_replicas=info.world_size,
+            rank=info.rank,
+            shuffle=True,
+            seed=seed,
+            drop_last=True,
+        )
+        self.skip = 0
+
+    def set_epoch(self, epoch: int, skip: int = 0) -> None:
+        self.inner.set_epoch(epoch)
+        self.skip = skip
+
+    def __iter__(self) -> Iterator[int]:
+        return itertools.islice(iter(self.inner), self.skip, None)
+
+    def __len__(self) -> int:
+        return len(self.inner) - self.skip
+
+
+class ShardSampler(Sampler[int]):
+    """Every validation sample exactly once across ranks (no padding duplicates)."""
+
+    def __init__(self, dataset: Dataset, info: DistInfo) -> None:
+        self.indices = list(range(info.rank, len(dataset), info.world_size))
+
+    def __iter__(self) -> Iterator[int]:
+        return iter(self.indices)
+
+    def __len__(self) -> int:
+        return len(self.indices)
+
+
+def build_loaders(
+    bundle: DataBundle, config: Config, info: DistInfo, device: torch.device
+) -> tuple[DataLoader, DataLoader, ResumableSampler]:
+    """Training and validation loaders; the sampler is returned for set_epoch/resume."""
+    sampler = ResumableSampler(bundle.train, info, config.train.seed)
+    batch_size = config.train.batch_size
+    if len(sampler.inner) < batch_size:
+        raise ConfigError(
+            f"the training split has {len(bundle.train)} samples, fewer than one batch of "
+            f"{batch_size} per process; lower train.batch_size"
+        )
+    if len(bundle.val) == 0:
+        raise ConfigError("the validation split is empty: give it samples (or a larger data set)")
+    common = loader_options(config.data.num_workers, device, config.train.seed)
+    common["collate_fn"] = bundle.collate_fn
+    if bundle.batch_sampler is not None:
+        batches = bundle.batch_sampler(sampler, batch_size)
+        train = DataLoader(bundle.train, batch_sampler=batches, **common)
+    else:
+        train = DataLoader(bundle.train, batch_size, sampler=sampler, drop_last=True, **common)
+    val = DataLoader(bundle.val, batch_size, sampler=ShardSampler(bundle.val, info), **common)
+    return train, val, sampler
+
+
+def loader_options(num_workers: int, device: torch.device, seed: int) -> dict[str, Any]:
+    """DataLoader settings that are valid together (the guide's set raises with 0 workers)."""
+    return {
+        "num_workers": num_workers,
+        "pin_memory": device.type == "cuda",  # pinned memory only helps host->CUDA copies
+        "persistent_workers": num_workers > 0,  # only allowed with worker processes
+        "worker_init_fn": seed_worker,
+        # A dedicated generator: worker seeds never draw from (or disturb) the global RNG.
+        "generator": torch.Generator().manual_seed(seed),
+    }

@@ -1,0 +1,164 @@
+"""text: labelled text for sequence classification (ptgen dataset kind "text").
+
+`data.root` is one .tsv/.csv file (then `data.val_fraction` of the rows is held out, the
+same rows every run) or a folder with train.tsv|csv and, optionally, val.tsv|csv. The
+first row names the columns: the label column is `data.target` (default: the last
+column), the text column is "text" (default: the first other column).
+
+Text is lower-cased and split into words and punctuation. The vocabulary (index 0 =
+padding, 1 = unknown, then the most frequent training tokens, at most data.vocab_size in
+all) and the label names come from the training split only and go into `bundle.state`,
+saved in checkpoints and reused when `state` is passed back, so evaluation encodes text
+exactly as training did. Sequences are cut to data.max_length tokens and padded to
+data.max_length in the dataset (fixed length), so batches need no custom collation.
+With an empty `data.root` the project's synthetic sequences are used instead. This
+file is yours: `ptgen update` never touches it.
+"""
+
+from __future__ import annotations
+
+import csv
+import re
+from collections import Counter
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import torch
+
+from ..config import ConfigError, option
+from ..tasks import DataSpec
+from . import DataBundle, TensorDictDataset, hold_out
+from ._sequences import fixed_length
+from ._synthetic import SyntheticOptions, make_splits
+
+UNK_INDEX = 1
+SPECIALS = ["<pad>", "<unk>"]  # 0 is _sequences.PAD_INDEX, 1 is UNK_INDEX
+TOKEN = re.compile(r"\w+|[^\w\s]")
+
+
+@dataclass
+class Options(SyntheticOptions):
+    """[data] options of this dataset: set them with --set data.KEY=VALUE.
+
+    The synthetic options are used while `root` is empty; `vocab_size` also caps the
+    vocabulary built from real text, and `max_length` cuts every text."""
+
+    root: str = option(
+        "", "a .tsv/.csv file, or a folder with train.tsv|csv (and val); empty: synthetic"
+    )
+    target: str = option("", "the label column (empty: the last column)")
+    val_fraction: float = option(
+        0.2,
+        "share of the rows held out for validation when there is no val file",
+        low=0.0,
+        high=1.0,
+    )
+
+
+def tokenize(text: str) -> list[str]:
+    """'Hello, World!' -> ['hello', ',', 'world', '!']"""
+    return TOKEN.findall(text.lower())
+
+
+def read_rows(path: Path, label_column: str) -> list[tuple[str, str]]:
+    """(text, label) pairs from a .tsv (tab-separated) or .csv file with a header row."""
+    if not path.is_file():
+        raise FileNotFoundError(f"text file {path} does not exist")
+    csv.field_size_limit(1 << 24)  # long documents are fine
+    delimiter = "\t" if path.suffix.lower() in (".tsv", ".tab", ".txt") else ","
+    with path.open(newline="", encoding="utf-8") as f:
+        rows = [row for row in csv.reader(f, delimiter=delimiter) if row]
+    if len(rows) < 2:
+        raise ConfigError(f"{path} needs a header row and at least one data row")
+    header = [name.strip() for name in rows[0]]
+    label = label_column or header[-1]
+    if label not in header:
+        raise ConfigError(f"{path} has no label column {label!r}; it has {', '.join(header)}")
+    others = [name for name in header if name != label]
+    if not others:
+        raise ConfigError(f"{path} has no text column besides the label {label!r}")
+    text = "text" if "text" in others else others[0]
+    t, y = header.index(text), header.index(label)
+    pairs = []
+    for line, row in enumerate(rows[1:], start=2):
+        if len(row) != len(header):
+            raise ConfigError(f"{path}:{line}: {len(row)} fields, the header has {len(header)}")
+        pairs.append((row[t], row[y].strip()))
+    return pairs
+
+
+def find_split(root: Path, split: str) -> Path | None:
+    for suffix in (".tsv", ".csv"):
+        if (root / f"{split}{suffix}").is_file():
+            return root / f"{split}{suffix}"
+    return None
+
+
+def load_splits(cfg: Options) -> tuple[list[tuple[str, str]], list[tuple[str, str]]]:
+    root = Path(cfg.root).expanduser()
+    if root.is_dir():
+        train_path = find_split(root, "train")
+        if train_path is None:
+            raise FileNotFoundError(f"data.root {root} has no train.tsv or train.csv")
+        val_path = find_split(root, "val")
+        if val_path is not None:
+            return read_rows(train_path, cfg.target), read_rows(val_path, cfg.target)
+    else:
+        train_path = root
+    rows = read_rows(train_path, cfg.target)
+    train_index, val_index = hold_out(len(rows), cfg.val_fraction)
+    return [rows[i] for i in train_index], [rows[i] for i in val_index]
+
+
+def build_vocab(texts: list[str], max_size: int) -> list[str]:
+    """Specials, then tokens by falling frequency (ties alphabetically): index = position."""
+    counts = Counter(token for text in texts for token in tokenize(text))
+    ranked = sorted(counts, key=lambda token: (-counts[token], token))
+    return SPECIALS + ranked[: max(max_size - len(SPECIALS), 0)]
+
+
+def encode(text: str, index: dict[str, int], max_length: int) -> torch.Tensor:
+    """Token ids (T,), 1 <= T <= max_length; an empty text becomes one unknown token."""
+    ids = [index.get(token, UNK_INDEX) for token in tokenize(text)[:max_length]]
+    return torch.tensor(ids or [UNK_INDEX], dtype=torch.long)
+
+
+def to_dataset(
+    rows: list[tuple[str, str]], state: dict[str, Any], max_length: int, split: str
+) -> TensorDictDataset:
+    index = {token: i for i, token in enumerate(state["vocab"])}
+    label_index = {label: i for i, label in enumerate(state["labels"])}
+    unknown = sorted({label for _, label in rows} - set(label_index))
+    if unknown:
+        raise ConfigError(f"{split} split has labels not seen in training: {', '.join(unknown)}")
+    inputs = [encode(text, index, max_length) for text, _ in rows]
+    targets = torch.tensor([label_index[label] for _, label in rows], dtype=torch.long)  # (N,)
+    return TensorDictDataset(inputs, targets)
+
+
+def build(cfg: Options, seed: int, state: dict[str, Any] | None = None) -> DataBundle:
+    if not cfg.root:
+        train, val, spec = make_splits(cfg, seed)
+        return batching(train, val, spec, cfg, {})
+    train_rows, val_rows = load_splits(cfg)
+    if state is None:
+        state = {
+            "vocab": build_vocab([text for text, _ in train_rows], cfg.vocab_size),
+            "labels": sorted({label for _, label in train_rows}),
+        }
+    train = to_dataset(train_rows, state, cfg.max_length, "train")
+    val = to_dataset(val_rows, state, cfg.max_length, "val")
+    spec = DataSpec(num_outputs=len(state["labels"]), vocab_size=len(state["vocab"]))
+    return batching(train, val, spec, cfg, state)
+
+
+def batching(
+    train: TensorDictDataset,
+    val: TensorDictDataset,
+    spec: DataSpec,
+    cfg: Options,
+    state: dict[str, Any],
+) -> DataBundle:
+    """Fixed length: every text padded or cut to data.max_length tokens in the dataset."""
+    return fixed_length(train, val, spec, cfg.max_length, state)

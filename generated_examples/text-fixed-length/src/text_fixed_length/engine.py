@@ -1,0 +1,91 @@
+"""The pieces of training and evaluation that train.py's loop calls.
+
+Nothing here reads a value back from the device on the hot path: losses stay tensors
+and the loop decides when to look at them (at log intervals and checkpoints).
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Iterable
+from typing import Any
+
+import torch
+from torch import nn
+
+from .runtime import DistInfo, Precision, all_reduce_sum
+from .tasks import Task
+
+Batch = dict[str, torch.Tensor]
+
+
+def to_device(batch: Batch, device: torch.device) -> Batch:
+    # non_blocking pairs with pin_memory on CUDA; it is a plain copy elsewhere
+    return {key: value.to(device, non_blocking=True) for key, value in batch.items()}
+
+
+def model_inputs(batch: Batch) -> Batch:
+    """Everything in the batch except the targets is passed to the model by name."""
+    return {key: value for key, value in batch.items() if key != "targets"}
+
+
+def forward_backward(
+    model: nn.Module, batch: Batch, task: Task, precision: Precision, parts: int = 1
+) -> torch.Tensor:
+    """Forward and backward of one of the `parts` batches that make up an optimizer step;
+    returns the loss as a detached device tensor."""
+    with precision.autocast():
+        outputs = model(**model_inputs(batch))
+        loss = task.loss(outputs, batch["targets"])
+    precision.scaler.scale(loss / parts).backward()  # a disabled scaler passes through
+    return loss.detach()
+
+
+def optimizer_step(
+    optimizer: torch.optim.Optimizer, scaler: torch.amp.GradScaler, grad_clip: float
+) -> None:
+    """Clip (the true, unscaled gradients), step, and clear the gradients."""
+    if grad_clip > 0:
+        scaler.unscale_(optimizer)
+        # the optimizer's own list: cheaper than walking model.parameters() every step
+        params = [p for group in optimizer.param_groups for p in group["params"]]
+        nn.utils.clip_grad_norm_(params, grad_clip)
+    scaler.step(optimizer)  # skipped by the scaler when gradients are inf/NaN
+    scaler.update()
+    optimizer.zero_grad(set_to_none=True)
+
+
+def no_sync(model: nn.Module) -> contextlib.AbstractContextManager:
+    """DDP's no_sync (also through torch.compile's wrapper); a no-op for a plain module."""
+    return getattr(model, "no_sync", contextlib.nullcontext)()
+
+
+@torch.no_grad()
+def evaluate(
+    model: nn.Module,
+    loader: Iterable[Batch],
+    task: Task,
+    precision: Precision,
+    info: DistInfo,
+) -> dict[str, Any]:
+    """Loss and task metrics over the whole loader (all ranks together), in eval mode."""
+    device = precision.device
+    was_training = model.training
+    model.eval()  # dropout off, batch-norm running statistics
+    totals = torch.zeros(2 + len(task.sums), device=device)  # loss sum, count, metric sums
+    for batch in loader:
+        batch = to_device(batch, device)
+        with precision.autocast():
+            outputs = model(**model_inputs(batch))
+            loss = task.loss(outputs, batch["targets"])
+        sums = task.metric_sums(outputs, batch["targets"])
+        n = batch["targets"].shape[0]
+        totals[0] += loss.float() * n
+        totals[1] += n
+        for i, key in enumerate(task.sums, start=2):
+            totals[i] += sums[key].float()
+    model.train(was_training)
+    loss_sum, count, *metric_sums = all_reduce_sum(totals, info).tolist()  # the one host sync
+    result = {"loss": loss_sum / max(count, 1), "num_samples": int(count)}
+    result.update(task.summarise(dict(zip(task.sums, metric_sums, strict=True)), int(count)))
+    return result

@@ -1,0 +1,247 @@
+"""`python -m <package> train`: build everything from the config, then run the loop.
+
+`build_run` makes the model, data, optimizer and schedule (restoring them on resume);
+`train` is the whole training loop in one function: for each batch a forward and
+backward pass; every `train.grad_accum_steps` batches an optimizer step; then, in the
+open, a log line every `train.log_every` steps, a checkpoint every `train.checkpoint_every`
+steps and the stop at `train.max_steps`; at each epoch end an evaluation, best.pt and
+last.pt. The monitor only records what it is handed.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import math
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import torch
+from torch import nn
+from torch.utils.data import DataLoader
+
+from . import checkpoint as ckpt
+from .config import Config, config_from_dict, load_config, to_toml
+from .data import ResumableSampler, build_data, build_loaders
+from .engine import evaluate, forward_backward, no_sync, optimizer_step, to_device
+from .models import build_model, unwrap
+from .monitor import LossSummary, Monitor
+from .runtime import DistInfo, Precision, barrier, distributed, get_device, precision, set_seed
+from .tasks import Task, get_task
+
+
+class NonFiniteLossError(RuntimeError):
+    """Training produced a NaN/inf loss; the message names the step."""
+
+
+@dataclass
+class Run:
+    """Everything a training run is made of, built once by `build_run`."""
+
+    config: Config
+    task: Task
+    info: DistInfo
+    model: nn.Module  # the plain module: what checkpoints hold
+    train_model: nn.Module  # the same module, wrapped by DDP / torch.compile as configured
+    optimizer: torch.optim.Optimizer
+    scheduler: torch.optim.lr_scheduler.LRScheduler
+    precision: Precision
+    train_loader: DataLoader
+    val_loader: DataLoader
+    sampler: ResumableSampler
+    data_state: dict[str, Any]  # fitted on the training split; saved with every checkpoint
+    state: ckpt.TrainState
+    resumed: bool
+
+
+def fit(config: Config) -> dict[str, Any]:
+    """Train as configured (in one process, or in every process under torchrun)."""
+    with distributed(config.train.device) as (info, device):
+        return train(build_run(config, info, device))
+
+
+def train(run: Run) -> dict[str, Any]:
+    """The training loop; returns the last validation metrics with the final step and epoch."""
+    cfg, state, task, device = run.config.train, run.state, run.task, run.precision.device
+    out_dir = Path(cfg.out_dir)
+    samples_per_step = cfg.batch_size * cfg.grad_accum_steps * run.info.world_size
+    monitor = Monitor(
+        out_dir,
+        run.info,
+        device,
+        task.metrics,
+        samples_per_step,
+        resume_step=state.step if run.resumed else None,
+        tensorboard=cfg.logger == "tensorboard",
+        profile=cfg.profile,
+    )
+    monitor.record_config(out_dir / "config.toml", to_toml(run.config))
+    result: dict[str, Any] = {}
+    done = False
+    while state.epoch < cfg.epochs and not done:
+        run.sampler.set_epoch(state.epoch, skip=state.batch_in_epoch * cfg.batch_size)
+        run.train_model.train()
+        run.optimizer.zero_grad(set_to_none=True)
+        losses = []  # of the batches of the current optimizer step
+        desc = f"epoch {state.epoch + 1}/{cfg.epochs}"
+        for batch in monitor.progress(run.train_loader, len(run.train_loader), desc):
+            state.batch_in_epoch += 1
+            step_now = state.batch_in_epoch % cfg.grad_accum_steps == 0
+            # Under DDP, gradients are all-reduced only on the last batch of a step.
+            with contextlib.nullcontext() if step_now else no_sync(run.train_model):
+                batch = to_device(batch, device)
+                losses.append(
+                    forward_backward(
+                        run.train_model, batch, task, run.precision, cfg.grad_accum_steps
+                    )
+                )
+            if not step_now:
+                continue
+            optimizer_step(run.optimizer, run.precision.scaler, cfg.grad_clip)
+            run.scheduler.step()
+            state.step += 1
+            monitor.record_step(torch.stack(losses).mean(), state.step)
+            losses = []
+
+            done = 0 < cfg.max_steps <= state.step
+            checkpoint_now = cfg.checkpoint_every > 0 and state.step % cfg.checkpoint_every == 0
+            if state.step % cfg.log_every == 0 or checkpoint_now or done:
+                lr = run.scheduler.get_last_lr()[0]
+                check_finite(monitor.log_train(state.step, state.epoch + 1, lr), run)
+            if checkpoint_now and not done:
+                save(run, "last.pt")
+                save(run, f"step-{state.step:08d}.pt")
+                if run.info.is_main:
+                    ckpt.prune_step_checkpoints(out_dir, cfg.keep_last)
+            if done:
+                break
+
+        result = evaluate(unwrap(run.train_model), run.val_loader, task, run.precision, run.info)
+        monitor.log_eval(state.step, state.epoch + 1, cfg.epochs, result)
+        if not done:  # the epoch ran to its end
+            state.epoch, state.batch_in_epoch = state.epoch + 1, 0
+        if task.is_better(result[task.monitor], state.best_metric):
+            state.best_metric = result[task.monitor]
+            save(run, "best.pt")
+        save(run, "last.pt")
+    monitor.close()
+    return {**result, "step": state.step, "epoch": state.epoch}
+
+
+def build_run(config: Config, info: DistInfo, device: torch.device) -> Run:
+    """Model, data, optimizer and schedule as configured; on resume, restored in place."""
+    out_dir = Path(config.train.out_dir)
+    resume = ckpt.resolve_resume(config.train.resume, out_dir, info.is_main)
+    set_seed(config.train.seed, config.train.deterministic)
+    saved_data_state = resume[1].get("data_state") if resume else None
+    bundle = build_data(config.data, config.train.seed, saved_data_state)
+    model = build_model(config.model, bundle.spec).to(device)  # moved once, before the loop
+    train_loader, val_loader, sampler = build_loaders(bundle, config, info, device)
+    optimizer = torch.optim.AdamW(
+        model.parameters(),
+        lr=config.train.lr,
+        weight_decay=config.train.weight_decay,
+        fused=device.type in ("cpu", "cuda"),  # one kernel for all tensors, not one per tensor
+    )
+    steps_per_epoch = len(train_loader) // config.train.grad_accum_steps
+    schedule = warmup_cosine(
+        optimizer, config.train.warmup_steps, config.train.epochs * steps_per_epoch
+    )
+    amp = precision(device, config.train.amp, config.train.amp_dtype)
+    state = ckpt.TrainState()
+    if resume:  # after everything is built, so the restored RNG states are not disturbed
+        path, checkpoint = resume
+        objects = (model, optimizer, schedule, amp.scaler)
+        state = ckpt.restore_training(checkpoint, path, *objects, config.to_dict(), info.world_size)
+        if info.is_main:
+            print(f"resuming from {path} at epoch {state.epoch + 1}, step {state.step}")
+    return Run(
+        config=config,
+        task=get_task(config.task),
+        info=info,
+        model=model,
+        train_model=prepare_model(model, config, info, device),
+        optimizer=optimizer,
+        scheduler=schedule,
+        precision=amp,
+        train_loader=train_loader,
+        val_loader=val_loader,
+        sampler=sampler,
+        data_state=bundle.state,
+        state=state,
+        resumed=resume is not None,
+    )
+
+
+def warmup_cosine(
+    optimizer: torch.optim.Optimizer, warmup: int, total: int
+) -> torch.optim.lr_scheduler.LambdaLR:
+    """Linear warm-up then cosine decay over the whole planned run (not max_steps,
+    so a run stopped early and continued follows the same schedule)."""
+
+    def factor(step: int) -> float:
+        if step < warmup:
+            return (step + 1) / warmup
+        progress = (step - warmup) / max(total - warmup, 1)
+        return 0.5 * (1.0 + math.cos(math.pi * min(progress, 1.0)))
+
+    return torch.optim.lr_scheduler.LambdaLR(optimizer, factor)
+
+
+def prepare_model(
+    model: nn.Module, config: Config, info: DistInfo, device: torch.device
+) -> nn.Module:
+    """DDP first, then torch.compile (the order the PyTorch docs recommend)."""
+    if info.enabled:
+        ids = [device.index] if device.type == "cuda" else None
+        model = nn.parallel.DistributedDataParallel(model, device_ids=ids)
+    if config.train.compile:
+        model = torch.compile(model, mode=config.train.compile_mode)
+    return model
+
+
+def check_finite(summary: LossSummary | None, run: Run) -> None:
+    """train.on_nonfinite: "stop" raises before anything is saved, "warn" goes on. Under a
+    GradScaler a non-finite loss only skips its step, so the weights stay finite."""
+    if summary is None or summary.nonfinite is None:
+        return
+    step, value = summary.nonfinite
+    message = f"non-finite loss ({value}) at step {step}"
+    if run.precision.scaler.is_enabled():
+        message += "; the GradScaler skipped that step"
+    elif run.config.train.on_nonfinite == "stop":
+        raise NonFiniteLossError(message + "; stopping (train.on_nonfinite=warn continues)")
+    if run.info.is_main:
+        print(f"warning: {message}", file=sys.stderr)
+
+
+def save(run: Run, name: str) -> None:
+    """Checkpoint from rank 0 (never non-finite weights); every rank waits for it."""
+    if run.info.is_main:
+        payload = ckpt.training_payload(
+            run.model,
+            run.optimizer,
+            run.scheduler,
+            run.precision.scaler,
+            run.state,
+            run.config.to_dict(),
+            run.data_state,
+            run.info.world_size,
+        )
+        ckpt.save_if_finite(Path(run.config.train.out_dir) / name, payload)
+    barrier(run.info)
+
+
+def evaluate_checkpoint(path: str, config_file: str | None, overrides: list[str]) -> dict[str, Any]:
+    """Evaluate a checkpoint with the config it was trained with (plus any overrides)."""
+    checkpoint = ckpt.load_checkpoint(path)
+    config = load_config(config_file, overrides, base=config_from_dict(checkpoint["config"]))
+    device = get_device(config.train.device)
+    bundle = build_data(config.data, config.train.seed, checkpoint.get("data_state"))
+    model = build_model(config.model, bundle.spec)
+    ckpt.load_model_state(model, checkpoint, path, config.to_dict())
+    model.to(device)
+    _, val_loader, _ = build_loaders(bundle, config, DistInfo(), device)
+    amp = precision(device, config.train.amp, config.train.amp_dtype)
+    return evaluate(model, val_loader, get_task(config.task), amp, DistInfo())
