@@ -64,8 +64,8 @@ def fit(config: Config) -> dict[str, Any]:
 def train(run: Run) -> dict[str, Any]:
     """The training loop; returns the last validation metrics with the final step and epoch."""
     cfg, state, task, device = run.config.train, run.state, run.task, run.precision.device
-    out_dir = Path(cfg.out_dir)
-    samples_per_step = cfg.batch_size * cfg.grad_accum_steps * run.info.world_size
+    out_dir, accum = Path(cfg.out_dir), cfg.grad_accum_steps
+    samples_per_step = cfg.batch_size * accum * run.info.world_size
     monitor = Monitor(
         out_dir,
         run.info,
@@ -87,15 +87,11 @@ def train(run: Run) -> dict[str, Any]:
         desc = f"epoch {state.epoch + 1}/{cfg.epochs}"
         for batch in monitor.progress(run.train_loader, len(run.train_loader), desc):
             state.batch_in_epoch += 1
-            step_now = state.batch_in_epoch % cfg.grad_accum_steps == 0
-            # Under DDP, gradients are all-reduced only on the last batch of a step.
+            step_now = state.batch_in_epoch % accum == 0  # the last batch of an optimizer step
+            batch = to_device(batch, device)
             with contextlib.nullcontext() if step_now else no_sync(run.train_model):
-                batch = to_device(batch, device)
-                losses.append(
-                    forward_backward(
-                        run.train_model, batch, task, run.precision, cfg.grad_accum_steps
-                    )
-                )
+                loss = forward_backward(run.train_model, batch, task, run.precision, accum)
+            losses.append(loss)  # under DDP, gradients were all-reduced only if step_now
             if not step_now:
                 continue
             optimizer_step(run.optimizer, run.precision.scaler, cfg.grad_clip)
