@@ -181,7 +181,8 @@ def test_add_on_a_full_disk_writes_all_or_nothing(small_disk: Callable[[int], Pa
     before = tree_snapshot(project)
 
     result = runner.invoke(
-        app, ["add", "model", "big", "--kind", "cnn", "--project", str(project)],
+        app,
+        ["add", "model", "big", "--kind", "cnn", "--project", str(project)],
         catch_exceptions=False,
     )
 
@@ -274,23 +275,63 @@ def damage_stamps(cache: Path) -> None:
         stamp.write_text("[]")
 
 
-def damage_objects(cache: Path) -> None:
+def lose_the_pack(cache: Path) -> None:
     for pack in (cache / ".git" / "objects" / "pack").iterdir():
         pack.unlink()
 
 
-@pytest.mark.parametrize("damage", [damage_stamps, damage_objects])
-def test_a_damaged_template_cache_is_rebuilt(
+def truncate_the_pack(cache: Path) -> None:
+    for pack in (cache / ".git" / "objects" / "pack").glob("*.pack"):
+        os.truncate(pack, pack.stat().st_size // 2)
+
+
+def corrupt_a_blob(cache: Path) -> None:
+    """Flip bytes inside one compressed file of the template: git notices only on reading it."""
+    (index,) = (cache / ".git" / "objects" / "pack").glob("*.idx")
+    listing = subprocess.run(
+        ["git", "verify-pack", "-v", str(index)], capture_output=True, text=True, check=True
+    ).stdout
+    size, offset = next(
+        (int(f[3]), int(f[4])) for f in map(str.split, listing.splitlines()) if f[1:2] == ["blob"]
+    )
+    pack = index.with_suffix(".pack")
+    data = bytearray(pack.read_bytes())
+    for i in range(offset + size // 2, offset + size - 4):
+        data[i] ^= 0xFF
+    pack.chmod(0o644)
+    pack.write_bytes(bytes(data))
+
+
+def new_project_with_own_cache(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, damage: Callable[[Path], None]
-) -> None:
+) -> object:
     monkeypatch.setenv("PTGEN_CACHE_DIR", str(tmp_path / "cache"))
     resolve_template()
     damage(cache_repo())
-
-    result = runner.invoke(
-        app, ["new", "project", "demo", "-o", str(tmp_path / "out"), "--no-smoke"],
+    return runner.invoke(
+        app,
+        ["new", "project", "demo", "-o", str(tmp_path / "out"), "--no-smoke"],
         catch_exceptions=False,
     )
 
-    assert result.exit_code == 0, result.output
+
+@pytest.mark.parametrize("damage", [damage_stamps, lose_the_pack, truncate_the_pack])
+def test_a_damaged_template_cache_is_rebuilt(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, damage: Callable[[Path], None]
+) -> None:
+    result = new_project_with_own_cache(tmp_path, monkeypatch, damage)
+
+    assert result.exit_code == 0, result.output  # type: ignore[attr-defined]
     assert_complete_project(tmp_path / "out" / "demo")
+
+
+def test_a_cache_damaged_past_checking_is_one_line_saying_how(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Damage that only reading every file would find: ptgen says what to delete."""
+    result = new_project_with_own_cache(tmp_path, monkeypatch, corrupt_a_blob)
+
+    assert_one_line_failure(result)
+    assert "delete that directory" in result.output  # type: ignore[attr-defined]
+    assert str(tmp_path / "cache" / "template") in result.output  # type: ignore[attr-defined]
+    assert not (tmp_path / "out").exists()

@@ -19,15 +19,17 @@ Library use::
 
 from __future__ import annotations
 
+import re
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
+from ptgen.answers import ANSWERS_FILE, read_answers
 from ptgen.errors import NotAProject, PtgenError
-from ptgen.git import git, git_ok
+from ptgen.git import git, git_ok, last_line
 from ptgen.template_source import TemplateRef, resolve_template
 
-ANSWERS_FILE = ".copier-answers.yml"
+_REF = re.compile(r"[A-Za-z0-9_.][A-Za-z0-9_./-]*")  # a tag, hash or describe output
 _UNMERGED = {"DD", "AU", "UD", "UA", "DU", "AA", "UU"}
 _MARKERS = ("<<<<<<< ", ">>>>>>> ")
 
@@ -91,33 +93,18 @@ def update_project(
 ) -> UpdateReport:
     """Update `project_dir` to template `to_version` (default: newest); see the module doc."""
     project_dir = project_dir.resolve()
-    answers = read_answers(project_dir)
+    answers = read_answers(project_dir, ("_commit", "_src_path"))
+    recorded = str(answers["_commit"])
     require_clean_repo(project_dir)
     ref = resolve_template(to_version)
-    _require_same_source(answers, ref)
-    versions = (project_dir, answers["_commit"].removeprefix("v"), ref.version, dry_run)
-    if _same_commit(ref, answers["_commit"]):
+    _require_same_source(str(answers["_src_path"]), ref)
+    versions = (project_dir, recorded.removeprefix("v"), ref.version, dry_run)
+    if _recorded_commit(ref, recorded) == _commit_of(ref, ref.vcs_ref):
         return UpdateReport(*versions)
     if not dry_run:
         return UpdateReport(*versions, **_run_update(project_dir, ref))
     with tempfile.TemporaryDirectory(prefix="ptgen-update-") as tmp:
         return UpdateReport(*versions, **_run_update(_clone_project(project_dir, Path(tmp)), ref))
-
-
-def read_answers(project_dir: Path) -> dict[str, str]:
-    """The project's Copier answers; NotAProject when it has none or they lack a version."""
-    import yaml  # PyYAML comes with Copier
-
-    path = project_dir / ANSWERS_FILE
-    if not path.is_file():
-        raise NotAProject(f"{project_dir} has no {ANSWERS_FILE}: not a ptgen project")
-    answers = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
-    if not answers.get("_commit") or not answers.get("_src_path"):
-        raise NotAProject(
-            f"{path} records no template version (_commit/_src_path): the project was "
-            "generated from an unversioned template and cannot be updated"
-        )
-    return {key: str(value) for key, value in answers.items()}
 
 
 def require_clean_repo(project_dir: Path) -> None:
@@ -133,19 +120,31 @@ def require_clean_repo(project_dir: Path) -> None:
         )
 
 
-def _require_same_source(answers: dict[str, str], ref: TemplateRef) -> None:
-    recorded = Path(answers["_src_path"]).expanduser()
-    if recorded != Path(ref.src_path).expanduser():
+def _require_same_source(recorded: str, ref: TemplateRef) -> None:
+    if Path(recorded).expanduser() != Path(ref.src_path).expanduser():
         raise UpdateFailed(
-            f"the project's template source is {answers['_src_path']}, but ptgen's template "
+            f"the project's template source is {recorded}, but ptgen's template "
             f"cache is {ref.src_path}; set PTGEN_CACHE_DIR to the recorded cache's parent"
         )
 
 
-def _same_commit(ref: TemplateRef, recorded: str) -> bool:
+def _recorded_commit(ref: TemplateRef, recorded: str) -> str:
+    """The template commit the project records; UpdateFailed when the cache lacks it."""
+    commit = _commit_of(ref, recorded) if _REF.fullmatch(recorded) else ""
+    if not commit:
+        raise UpdateFailed(
+            f"the project records template version {recorded!r} (_commit in {ANSWERS_FILE}), "
+            f"which ptgen's template cache {ref.src_path} does not hold: update it with the "
+            "ptgen that generated it, or set _commit to the released version it came from "
+            "(vX.Y.Z) and commit"
+        )
+    return commit
+
+
+def _commit_of(ref: TemplateRef, name: str | None) -> str:
+    """The full hash `name` resolves to in the template cache; '' when it resolves to none."""
     cache = Path(ref.src_path).expanduser()
-    old = git(cache, "rev-parse", "-q", "--verify", f"{recorded}^{{commit}}", check=False)
-    return old.strip() == git(cache, "rev-parse", f"{ref.vcs_ref}^{{commit}}").strip()
+    return git(cache, "rev-parse", "-q", "--verify", f"{name}^{{commit}}", check=False).strip()
 
 
 def _clone_project(project_dir: Path, tmp: Path) -> Path:
@@ -159,6 +158,7 @@ def _run_update(project_dir: Path, ref: TemplateRef) -> dict[str, tuple[str, ...
     """Run Copier's update, then sort what it did into the report's file lists."""
     import copier
     from copier.errors import CopierError
+    from plumbum import ProcessExecutionError  # comes with Copier
 
     try:
         copier.run_update(
@@ -173,6 +173,8 @@ def _run_update(project_dir: Path, ref: TemplateRef) -> dict[str, tuple[str, ...
         )
     except CopierError as exc:
         raise UpdateFailed(f"copier update failed: {exc}") from None
+    except ProcessExecutionError as exc:  # a git command Copier ran
+        raise UpdateFailed(f"copier update failed: git: {last_line(exc.stderr)}") from None
     return _classify(_status(project_dir), project_dir)
 
 
