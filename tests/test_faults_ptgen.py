@@ -172,6 +172,28 @@ def test_new_project_on_a_full_disk_is_complete_or_absent(
         assert result.exit_code == 0, result.output
 
 
+def test_new_project_force_into_a_directory_on_a_full_disk_changes_none_of_it(
+    small_disk: Callable[[int], Path], default_project: Path
+) -> None:
+    """Room for the staged project but not for its copy into the existing directory."""
+    disk = small_disk(project_pages(default_project) * 4 * 3 // 2)
+    target = disk / "demo"
+    target.mkdir()
+    (target / "README.md").write_text("my notes\n")
+    before = tree_snapshot(target)
+
+    result = runner.invoke(
+        app,
+        ["new", "project", "demo", "-o", str(disk), "--no-smoke", "--force"],
+        catch_exceptions=False,
+    )
+
+    assert_one_line_failure(result)
+    assert tree_snapshot(target) == before
+    assert sorted(p.name for p in disk.iterdir()) == ["demo"]
+    assert sorted(p.name for p in target.iterdir()) == ["README.md"]
+
+
 def test_add_on_a_full_disk_writes_all_or_nothing(small_disk: Callable[[int], Path]) -> None:
     disk = small_disk(2048)
     project = generate(disk, name="demo")
