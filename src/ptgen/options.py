@@ -12,8 +12,7 @@ from dataclasses import dataclass
 from enum import Enum
 from pathlib import Path
 
-import tomllib
-
+from ptgen._toml import tomllib
 from ptgen.errors import InvalidName, PtgenError
 from ptgen.paths import templates_dir
 

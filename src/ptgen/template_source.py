@@ -30,7 +30,6 @@ import hashlib
 import io
 import json
 import os
-import re
 import shutil
 import subprocess
 import tarfile
@@ -40,6 +39,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
+from ptgen._toml import tomllib
 from ptgen.errors import PtgenError
 from ptgen.git import NEUTRAL_IDENTITY, GitError, git, git_ok, last_line
 from ptgen.locking import exclusive_lock
@@ -405,11 +405,6 @@ def _write_stamp(repo: Path, key: str, history: History) -> None:
 
 def _parse_releases(text: str) -> dict[str, str]:
     """The `[releases]` table of releases.toml: `"X.Y.Z" = "commit"` lines."""
-    try:
-        import tomllib
-    except ImportError:  # Python 3.10: the file is simple enough to read line by line
-        pairs = re.findall(r'^\s*"([^"]+)"\s*=\s*"([0-9a-fA-F]+)"', text, flags=re.M)
-        return dict(pairs)
     try:
         return dict(tomllib.loads(text).get("releases", {}))
     except tomllib.TOMLDecodeError as exc:
