@@ -8,7 +8,8 @@ from pathlib import Path
 
 @cache
 def templates_dir() -> Path:
-    packaged = Path(__file__).parent / "templates"  # installed wheel (force-include)
+    here = Path(__file__).resolve().parent  # absolute: Copier changes the working directory
+    packaged = here / "templates"  # installed wheel (force-include)
     if packaged.is_dir():
         return packaged
-    return Path(__file__).resolve().parents[2] / "templates"  # source checkout / editable
+    return here.parents[1] / "templates"  # source checkout / editable
