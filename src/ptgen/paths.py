@@ -8,8 +8,7 @@ from pathlib import Path
 
 @cache
 def templates_dir() -> Path:
-    here = Path(__file__).resolve().parent  # absolute: Copier changes the working directory
-    packaged = here / "templates"  # installed wheel (force-include)
+    packaged = Path(__file__).parent / "templates"  # installed wheel (force-include)
     if packaged.is_dir():
         return packaged
-    return here.parents[1] / "templates"  # source checkout / editable
+    return Path(__file__).resolve().parents[2] / "templates"  # source checkout / editable

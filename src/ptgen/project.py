@@ -12,7 +12,6 @@ import contextlib
 import shutil
 import stat
 import tempfile
-import threading
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -23,7 +22,6 @@ from ptgen.components import ProjectInfo, plan_component
 from ptgen.errors import ConflictError, PtgenError
 from ptgen.locking import LockHeld, exclusive_lock
 from ptgen.options import Task, check_kind, default_component_name, default_kind, package_name
-from ptgen.render import prepare_black
 from ptgen.smoke import SmokeReport, smoke
 from ptgen.template_source import reading_cache, resolve_template
 
@@ -144,15 +142,8 @@ def _generate(
 
 
 def _render(job: _Job, staged: Path) -> None:
-    """Copier copy of the infrastructure, then the first model and dataset.
-
-    Meanwhile a thread imports black for the components: Copier spends much of its run
-    waiting for git, and importing black is a tenth of the whole command.
-    """
-    warm_up = threading.Thread(target=prepare_black, daemon=True)
-    warm_up.start()
+    """Copier copy of the infrastructure, then the first model and dataset."""
     _copy_template(job, staged)
-    warm_up.join()
     project = ProjectInfo(staged, job.options.name, job.package, job.task)
     plan_component(project, "model", job.model_kind, job.model_kind).apply()
     # Components are black-formatted as they are planned; the Copier template renders

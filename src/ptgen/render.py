@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import contextlib
 from pathlib import Path
 from typing import Any
 
@@ -30,15 +29,3 @@ def format_python(source: str, path: str = "<generated>") -> str:
         return black.format_str(source, mode=black.Mode(line_length=BLACK_LINE_LENGTH))
     except black.InvalidInput as exc:  # a template bug, not a user error
         raise RuntimeError(f"generated {path} is not valid Python: {exc}") from exc
-
-
-def prepare_black() -> None:
-    """Import black and run it once, so that the next format_python starts at once.
-
-    Safe to run in a thread (`ptgen new project` does, while Copier works); an error
-    here is left for format_python to raise.
-    """
-    with contextlib.suppress(Exception):
-        import black
-
-        black.format_str("x = 1\n", mode=black.Mode(line_length=BLACK_LINE_LENGTH))
