@@ -233,7 +233,10 @@ def _scratch(target: Path) -> Iterator[Path]:
 
 def _first_commit(staged: Path, name: str, progress: Callable[[str], None]) -> bool:
     """Commit the new project; without git, say so and go on (the project is complete)."""
-    committed = git.init_and_commit(staged, f"Generate {name} with ptgen")
+    try:
+        committed = git.init_and_commit(staged, f"Generate {name} with ptgen")
+    except git.GitError as exc:  # a full disk, say: the whole generation fails
+        raise git.GitError(f"cannot make the first commit ({exc}); nothing was written") from None
     if not committed:
         progress("note: git is not installed; the project is not a git repository")
     return committed
