@@ -215,7 +215,7 @@ def test_add_on_a_full_disk_writes_all_or_nothing(small_disk: Callable[[int], Pa
 # --- file modes ----------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("umask", [0o022, 0o027])
+@pytest.mark.parametrize("umask", [0o022, 0o027], ids=["umask-022", "umask-027"])
 def test_written_files_honour_the_umask(tmp_path: Path, umask: int) -> None:
     old = os.umask(umask)
     try:
