@@ -185,7 +185,7 @@ def test_concurrent_processes_share_one_cache(tmp_path, monkeypatch):
 
     assert [proc.returncode for proc in procs] == [0, 0, 0]
     assert outputs == ["v0.2.0"] * 3
-    assert sorted(p.name for p in cache_repo().parent.iterdir()) == ["template", "template.lock"]
+    assert sorted(p.name for p in cache_repo().parent.iterdir()) == ["template"]  # lock removed
 
 
 def test_ptgen_own_template_works_in_dev_mode_with_a_portable_path(tmp_path):

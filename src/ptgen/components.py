@@ -11,13 +11,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
+from ptgen.answers import read_answers
 from ptgen.errors import NotAProject, PtgenError
 from ptgen.options import check_kind, check_task, component_name, default_kind, tasks
 from ptgen.paths import templates_dir
 from ptgen.plan import FilePlan
 from ptgen.render import format_python, render_file
 
-ANSWERS_FILE = ".copier-answers.yml"
 GROUP_DIRS = {"model": "models", "dataset": "data"}
 
 
@@ -31,21 +31,9 @@ class ProjectInfo:
 
 def read_project(project_dir: Path) -> ProjectInfo:
     """What ptgen needs to know about a generated project, from its Copier answers."""
-    import yaml  # a dependency of copier; imported here to keep start-up fast
-
-    answers_path = project_dir / ANSWERS_FILE
-    if not answers_path.is_file():
-        raise NotAProject(
-            f"{project_dir} is not a ptgen project (no {ANSWERS_FILE}); "
-            "run inside one or pass --project DIR"
-        )
-    try:
-        answers = yaml.safe_load(answers_path.read_text(encoding="utf-8")) or {}
-        info = ProjectInfo(
-            project_dir, answers["project_name"], answers["package_name"], answers["task"]
-        )
-    except (yaml.YAMLError, KeyError, TypeError) as exc:
-        raise NotAProject(f"{answers_path} is damaged or not written by ptgen ({exc})") from exc
+    answers = read_answers(project_dir, ("project_name", "package_name", "task"))
+    name, package, task = (str(answers[key]) for key in ("project_name", "package_name", "task"))
+    info = ProjectInfo(project_dir, name, package, task)
     if not (project_dir / "src" / info.package).is_dir():
         raise NotAProject(f"{project_dir} has no src/{info.package} package")
     return info

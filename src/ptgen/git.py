@@ -25,6 +25,10 @@ class GitError(PtgenError):
     """A git command failed, or git is not installed."""
 
 
+class GitNotFound(GitError):
+    """git is not installed or not on PATH."""
+
+
 def git(cwd: Path, *args: str, env: Mapping[str, str] | None = None, check: bool = True) -> str:
     """Run `git ARGS` in `cwd` and return its stdout; raise GitError when it fails."""
     try:
@@ -36,11 +40,16 @@ def git(cwd: Path, *args: str, env: Mapping[str, str] | None = None, check: bool
             text=True,
         )
     except FileNotFoundError:
-        raise GitError("git is not installed or not on PATH") from None
+        raise GitNotFound("git is not installed or not on PATH") from None
     if check and proc.returncode != 0:
-        detail = proc.stderr.strip().splitlines()[-1:] or ["(no message)"]
-        raise GitError(f"git {' '.join(args[:2])} failed in {cwd}: {detail[0]}")
+        raise GitError(f"git {' '.join(args[:2])} failed in {cwd}: {last_line(proc.stderr)}")
     return proc.stdout
+
+
+def last_line(output: object) -> str:
+    """The last non-empty line of a command's output: usually git's reason."""
+    lines = str(output or "").strip().splitlines()
+    return lines[-1] if lines else "(no message)"
 
 
 def git_ok(cwd: Path, *args: str) -> bool:
@@ -61,12 +70,12 @@ def commit_env(cwd: Path) -> dict[str, str]:
 
 
 def init_and_commit(path: Path, message: str) -> bool:
-    """`git init` + commit everything; False (nothing raised) when git is missing or fails."""
+    """`git init` + commit everything; False when git is not installed, GitError when it fails."""
     try:
         if not (path / ".git").exists():
             git(path, "init", "-q", "-b", "main")
         git(path, "add", "-A")
         git(path, "commit", "-q", "--no-verify", "-m", message, env=commit_env(path))
-    except GitError:
+    except GitNotFound:
         return False
     return True

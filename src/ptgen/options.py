@@ -11,8 +11,7 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-import tomllib
-
+from ptgen._toml import tomllib
 from ptgen.errors import InvalidName, PtgenError
 from ptgen.paths import templates_dir
 

@@ -12,7 +12,7 @@ def templates_dir() -> Path:
     """`$PTGEN_TEMPLATES_DIR` (a copy of templates/ to develop against), else ptgen's own."""
     override = os.environ.get(TEMPLATES_ENV)
     if override:
-        return Path(override).expanduser()
+        return Path(override).expanduser().absolute()
     packaged = Path(__file__).parent / "templates"  # installed wheel (force-include)
     if packaged.is_dir():
         return packaged

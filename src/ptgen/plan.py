@@ -3,11 +3,10 @@
 from __future__ import annotations
 
 import difflib
-import os
-import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from ptgen.atomic import write_files
 from ptgen.errors import ConflictError
 
 
@@ -47,21 +46,10 @@ class FilePlan:
         return lines
 
     def apply(self) -> list[Path]:
-        """Write every file via temp file + os.replace, so none is ever half-written."""
-        written = []
-        for rel, content in self.files.items():
-            path = self.root / rel
-            path.parent.mkdir(parents=True, exist_ok=True)
-            fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-            try:
-                with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as handle:
-                    handle.write(content)
-                os.replace(tmp, path)
-            except BaseException:
-                Path(tmp).unlink(missing_ok=True)
-                raise
-            written.append(path)
-        return written
+        """Write every file or none (see ptgen.atomic): never half a plan, nor half a file."""
+        paths = {self.root / rel: content.encode("utf-8") for rel, content in self.files.items()}
+        write_files(paths)
+        return list(paths)
 
 
 def _read(path: Path) -> str:

@@ -30,17 +30,19 @@ import hashlib
 import io
 import json
 import os
-import re
 import shutil
 import subprocess
 import tarfile
 import tempfile
+import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
+from ptgen._toml import tomllib
 from ptgen.errors import PtgenError
-from ptgen.git import NEUTRAL_IDENTITY, GitError, git, git_ok
+from ptgen.git import NEUTRAL_IDENTITY, GitError, git, git_ok, last_line
+from ptgen.locking import exclusive_lock
 from ptgen.paths import templates_dir
 
 CACHE_ENV = "PTGEN_CACHE_DIR"
@@ -153,24 +155,57 @@ def resolve_template(
     return TemplateRef(src_path, f"v{wanted}", wanted)
 
 
+@contextlib.contextmanager
+def reading_cache(ref: TemplateRef) -> Iterator[None]:
+    """Around Copier: git failing to read the template cache becomes one clear error."""
+    from plumbum import ProcessExecutionError  # comes with Copier
+
+    try:
+        yield
+    except ProcessExecutionError as exc:
+        raise TemplateSourceError(
+            f"Copier could not read the template cache {ref.src_path} "
+            f"(git: {last_line(exc.stderr)}); "
+            "if it is damaged, delete that directory and run ptgen again to rebuild it"
+        ) from None
+
+
 def ensure_cache(source: TemplateSource) -> History:
     """Make the cache repository hold `source`'s history; cheap when it already does."""
     repo = cache_repo()
     key = _fingerprint(source)
-    history = _read_stamp(repo, key)
+    history = _usable_stamp(repo, key)
     if history is not None:
         return history
     repo.parent.mkdir(parents=True, exist_ok=True)
-    with _locked(repo.parent / "template.lock"):
-        history = _read_stamp(repo, key)  # another process may have built it meanwhile
+    with exclusive_lock(repo.parent / "template.lock"):
+        history = _usable_stamp(repo, key)  # another process may have built it meanwhile
         if history is None:
             history = _refresh_cache(source, repo)
             _write_stamp(repo, key, history)
     return history
 
 
+def _usable_stamp(repo: Path, key: str) -> History | None:
+    """The history the stamp records, if the cache still holds its newest template."""
+    history = _read_stamp(repo, key)
+    if history is None or git_ok(repo, "cat-file", "-e", f"{history.latest_ref}^{{tree}}"):
+        return history
+    return None  # damaged since it was stamped (objects lost): refresh it
+
+
 def _refresh_cache(source: TemplateSource, repo: Path) -> History:
-    """Build the history next to the cache, then move it in (new) or fetch it (existing)."""
+    """Build the history next to the cache, then move it in (new) or fetch it (existing).
+
+    A cache repository that git finds damaged is moved aside (`template.damaged-*`, for
+    whoever wants to look into it) and replaced by the new build.
+    """
+    if (repo / ".git").is_dir() and not git_ok(
+        repo, "fsck", "--connectivity-only", "--no-dangling", "--no-progress"
+    ):
+        os.replace(
+            repo, repo.with_name(f"template.damaged-{time.strftime('%Y%m%d-%H%M%S')}-{os.getpid()}")
+        )
     with tempfile.TemporaryDirectory(dir=repo.parent, prefix="build-") as tmp:
         built = Path(tmp) / "template"
         history = build_history(source, built)
@@ -349,9 +384,9 @@ def _stamp_path(repo: Path, key: str) -> Path:
 def _read_stamp(repo: Path, key: str) -> History | None:
     try:
         data = json.loads(_stamp_path(repo, key).read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+        return History(tuple(data["versions"]), data["latest_ref"], data["latest_version"])
+    except (OSError, ValueError, TypeError, KeyError):  # none yet, or damaged: rebuild
         return None
-    return History(tuple(data["versions"]), data["latest_ref"], data["latest_version"])
 
 
 def _write_stamp(repo: Path, key: str, history: History) -> None:
@@ -364,35 +399,8 @@ def _write_stamp(repo: Path, key: str, history: History) -> None:
     os.replace(tmp, path)  # readers never see half a stamp
 
 
-@contextlib.contextmanager
-def _locked(path: Path) -> Iterator[None]:
-    """Hold an exclusive lock on `path`: concurrent ptgen processes build the cache in turn."""
-    with open(path, "a+b") as handle:
-        if os.name == "nt":  # pragma: no cover - exercised on Windows only
-            import msvcrt
-
-            msvcrt.locking(handle.fileno(), msvcrt.LK_LOCK, 1)
-            try:
-                yield
-            finally:
-                msvcrt.locking(handle.fileno(), msvcrt.LK_UNLCK, 1)
-        else:
-            import fcntl
-
-            fcntl.flock(handle, fcntl.LOCK_EX)
-            try:
-                yield
-            finally:
-                fcntl.flock(handle, fcntl.LOCK_UN)
-
-
 def _parse_releases(text: str) -> dict[str, str]:
     """The `[releases]` table of releases.toml: `"X.Y.Z" = "commit"` lines."""
-    try:
-        import tomllib
-    except ImportError:  # Python 3.10: the file is simple enough to read line by line
-        pairs = re.findall(r'^\s*"([^"]+)"\s*=\s*"([0-9a-fA-F]+)"', text, flags=re.M)
-        return dict(pairs)
     try:
         return dict(tomllib.loads(text).get("releases", {}))
     except tomllib.TOMLDecodeError as exc:

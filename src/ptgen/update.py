@@ -19,20 +19,23 @@ Library use::
 
 from __future__ import annotations
 
+import re
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
+from ptgen.answers import ANSWERS_FILE, read_answers
 from ptgen.defaults import write_defaults
 from ptgen.errors import NotAProject, PtgenError
-from ptgen.git import git, git_ok
+from ptgen.git import git, git_ok, last_line
 from ptgen.options import TaskSpec, tasks
 from ptgen.template_source import TemplateRef, resolve_template
 
-ANSWERS_FILE = ".copier-answers.yml"
 # Template releases whose infrastructure changed the API that components (models/, data/)
 # are written against: an update across one lists every component as needing an upgrade.
 COMPONENT_API_RELEASES = ("0.2.0",)
+_REF = re.compile(r"[A-Za-z0-9_.][A-Za-z0-9_./-]*")  # a tag, hash or describe output
 _UNMERGED = {"DD", "AU", "UD", "UA", "DU", "AA", "UU"}
 _MARKERS = ("<<<<<<< ", ">>>>>>> ")
 
@@ -113,36 +116,21 @@ def update_project(
 ) -> UpdateReport:
     """Update `project_dir` to template `to_version` (default: newest); see the module doc."""
     project_dir = project_dir.resolve()
-    answers = read_answers(project_dir)
+    answers = read_answers(project_dir, ("_commit", "_src_path"))
+    recorded = str(answers["_commit"])
     require_clean_repo(project_dir)
     ref = resolve_template(to_version)
-    _require_same_source(answers, ref)
-    versions = (project_dir, answers["_commit"].removeprefix("v"), ref.version, dry_run)
-    if _same_commit(ref, answers["_commit"]):
+    _require_same_source(str(answers["_src_path"]), ref)
+    versions = (project_dir, recorded.removeprefix("v"), ref.version, dry_run)
+    if _recorded_commit(ref, recorded) == _commit_of(ref, ref.vcs_ref):
         return UpdateReport(*versions)
-    task = tasks().get(answers.get("task", ""))  # None: a template without ptgen's tasks
+    task = tasks().get(str(answers.get("task", "")))  # None: a template without ptgen's tasks
     upgrade = _components_to_upgrade(project_dir, answers, versions[1], ref.version)
     if not dry_run:
         return UpdateReport(*versions, **_run_update(project_dir, ref, task), upgrade=upgrade)
     with tempfile.TemporaryDirectory(prefix="ptgen-update-") as tmp:
         clone = _clone_project(project_dir, Path(tmp))
         return UpdateReport(*versions, **_run_update(clone, ref, task), upgrade=upgrade)
-
-
-def read_answers(project_dir: Path) -> dict[str, str]:
-    """The project's Copier answers; NotAProject when it has none or they lack a version."""
-    import yaml  # PyYAML comes with Copier
-
-    path = project_dir / ANSWERS_FILE
-    if not path.is_file():
-        raise NotAProject(f"{project_dir} has no {ANSWERS_FILE}: not a ptgen project")
-    answers = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
-    if not answers.get("_commit") or not answers.get("_src_path"):
-        raise NotAProject(
-            f"{path} records no template version (_commit/_src_path): the project was "
-            "generated from an unversioned template and cannot be updated"
-        )
-    return {key: str(value) for key, value in answers.items()}
 
 
 def require_clean_repo(project_dir: Path) -> None:
@@ -158,19 +146,31 @@ def require_clean_repo(project_dir: Path) -> None:
         )
 
 
-def _require_same_source(answers: dict[str, str], ref: TemplateRef) -> None:
-    recorded = Path(answers["_src_path"]).expanduser()
-    if recorded != Path(ref.src_path).expanduser():
+def _require_same_source(recorded: str, ref: TemplateRef) -> None:
+    if Path(recorded).expanduser() != Path(ref.src_path).expanduser():
         raise UpdateFailed(
-            f"the project's template source is {answers['_src_path']}, but ptgen's template "
+            f"the project's template source is {recorded}, but ptgen's template "
             f"cache is {ref.src_path}; set PTGEN_CACHE_DIR to the recorded cache's parent"
         )
 
 
-def _same_commit(ref: TemplateRef, recorded: str) -> bool:
+def _recorded_commit(ref: TemplateRef, recorded: str) -> str:
+    """The template commit the project records; UpdateFailed when the cache lacks it."""
+    commit = _commit_of(ref, recorded) if _REF.fullmatch(recorded) else ""
+    if not commit:
+        raise UpdateFailed(
+            f"the project records template version {recorded!r} (_commit in {ANSWERS_FILE}), "
+            f"which ptgen's template cache {ref.src_path} does not hold: update it with the "
+            "ptgen that generated it, or set _commit to the released version it came from "
+            "(vX.Y.Z) and commit"
+        )
+    return commit
+
+
+def _commit_of(ref: TemplateRef, name: str | None) -> str:
+    """The full hash `name` resolves to in the template cache; '' when it resolves to none."""
     cache = Path(ref.src_path).expanduser()
-    old = git(cache, "rev-parse", "-q", "--verify", f"{recorded}^{{commit}}", check=False)
-    return old.strip() == git(cache, "rev-parse", f"{ref.vcs_ref}^{{commit}}").strip()
+    return git(cache, "rev-parse", "-q", "--verify", f"{name}^{{commit}}", check=False).strip()
 
 
 def _clone_project(project_dir: Path, tmp: Path) -> Path:
@@ -187,6 +187,7 @@ def _run_update(
     dataclasses, then sort what changed into the report's file lists."""
     import copier
     from copier.errors import CopierError
+    from plumbum import ProcessExecutionError  # comes with Copier
 
     try:
         copier.run_update(
@@ -202,6 +203,8 @@ def _run_update(
         )
     except CopierError as exc:
         raise UpdateFailed(f"copier update failed: {exc}") from None
+    except ProcessExecutionError as exc:  # a git command Copier ran
+        raise UpdateFailed(f"copier update failed: git: {last_line(exc.stderr)}") from None
     _refresh_defaults(project_dir)
     return _classify(_status(project_dir), project_dir)
 
@@ -209,7 +212,7 @@ def _run_update(
 def _refresh_defaults(project_dir: Path) -> None:
     """configs/default.toml follows the dataclasses; left as it is where they cannot be
     read statically (components still to upgrade, or a computed default)."""
-    package = read_answers(project_dir).get("package_name", "")
+    package = str(read_answers(project_dir).get("package_name", ""))
     try:
         write_defaults(project_dir, package)
     except (PtgenError, OSError, SyntaxError):
@@ -217,7 +220,7 @@ def _refresh_defaults(project_dir: Path) -> None:
 
 
 def _components_to_upgrade(
-    project_dir: Path, answers: dict[str, str], from_version: str, to_version: str
+    project_dir: Path, answers: dict[str, Any], from_version: str, to_version: str
 ) -> tuple[str, ...]:
     """Every component module, when the update crosses a change of the component API.
 
@@ -239,7 +242,7 @@ def _components_to_upgrade(
     )
     if not crossed:
         return ()
-    package = project_dir / "src" / answers.get("package_name", "")
+    package = project_dir / "src" / str(answers.get("package_name", ""))
     return tuple(
         str(path.relative_to(project_dir))
         for folder in ("models", "data")

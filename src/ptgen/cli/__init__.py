@@ -1,4 +1,5 @@
-"""ptgen's command line: thin Typer commands that call the library (ptgen.api)."""
+"""ptgen's command line: thin Typer commands over the library (ptgen.project, ptgen.components,
+ptgen.smoke, ptgen.update, ptgen.lint), which does the work and can be used on its own."""
 
 from __future__ import annotations
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Iterator
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NoReturn
 
 import typer
 
@@ -16,16 +16,22 @@ if TYPE_CHECKING:
 
 @contextlib.contextmanager
 def user_errors() -> Iterator[None]:
-    """Turn a PtgenError into a one-line red message on stderr and exit code 1."""
+    """Turn a PtgenError, or an OSError (a full disk, permissions), into one red line and exit 1."""
     try:
         yield
     except PtgenError as exc:
-        message = " ".join(str(exc).split())  # always one line
-        typer.secho(f"error: {message}", fg=typer.colors.RED, err=True)
-        raise typer.Exit(1) from None
+        _fail(str(exc))
+    except OSError as exc:  # the disk, the file system, permissions: not a bug in ptgen
+        _fail(f"{exc.strerror or exc}: {exc.filename}" if exc.filename else str(exc))
     except KeyboardInterrupt:
         typer.secho("interrupted", fg=typer.colors.RED, err=True)
         raise typer.Exit(130) from None
+
+
+def _fail(message: str) -> NoReturn:
+    one_line = " ".join(message.split())
+    typer.secho(f"error: {one_line}", fg=typer.colors.RED, err=True)
+    raise typer.Exit(1) from None
 
 
 def print_smoke(report: SmokeReport) -> None:
