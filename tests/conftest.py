@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import subprocess
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -12,3 +14,30 @@ from helpers import generate
 def default_project(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """One default project for read-only checks (do not modify it in tests)."""
     return generate(tmp_path_factory.mktemp("default"), name="demo-proj")
+
+
+@pytest.fixture
+def small_disk(tmp_path: Path) -> Iterator[Callable[[int], Path]]:
+    """Mount a tmpfs of a given size (KiB): a real filesystem that runs out of space."""
+    mounts: list[Path] = []
+
+    def mount(size_kib: int) -> Path:
+        point = tmp_path / f"disk{len(mounts)}"
+        point.mkdir()
+        options = f"size={size_kib}k,mode=0755"
+        proc = subprocess.run(
+            ["mount", "-t", "tmpfs", "-o", options, "tmpfs", str(point)],
+            capture_output=True,
+            text=True,
+        )
+        if proc.returncode != 0:
+            pytest.skip(
+                "a full disk is a small tmpfs here, and mounting one needs root or "
+                f"CAP_SYS_ADMIN: {proc.stderr.strip() or proc.returncode}"
+            )
+        mounts.append(point)
+        return point
+
+    yield mount
+    for point in mounts:
+        subprocess.run(["umount", "-l", str(point)], capture_output=True)

@@ -9,6 +9,8 @@ from pathlib import Path
 
 from ptgen.project import ProjectOptions, new_project
 
+PAGE = 4096  # tmpfs allocates whole pages
+
 REPO = Path(__file__).resolve().parents[1]
 
 
@@ -82,3 +84,16 @@ def build(cfg, seed, state=None) -> DataBundle:
     train, val, spec = make_splits(cfg, seed)
     return DataBundle(Slow(train), val, spec)
 """
+
+
+def free_bytes(path: Path) -> int:
+    stats = os.statvfs(path)
+    return stats.f_bavail * stats.f_frsize
+
+
+def fill_disk(disk: Path, leave: int) -> None:
+    """Take all free space on `disk` but `leave` bytes (rounded up to whole pages)."""
+    keep = -(-leave // PAGE) * PAGE
+    with open(disk / "filler", "wb") as handle:
+        os.posix_fallocate(handle.fileno(), 0, free_bytes(disk) - keep)
+    assert free_bytes(disk) == keep

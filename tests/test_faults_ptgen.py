@@ -15,11 +15,11 @@ import stat
 import subprocess
 import sys
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from helpers import generate, tree_snapshot
+from helpers import PAGE, fill_disk, generate, tree_snapshot
 from typer.testing import CliRunner
 
 from ptgen.cli import app
@@ -27,7 +27,6 @@ from ptgen.components import add_component
 from ptgen.template_source import cache_repo, resolve_template
 
 runner = CliRunner()
-PAGE = 4096  # tmpfs allocates whole pages
 
 
 def error_lines(output: str) -> list[str]:
@@ -104,46 +103,6 @@ def test_a_killed_new_project_blocks_nothing_and_leaves_nothing(tmp_path: Path) 
 
 
 # --- a full disk ---------------------------------------------------------------------
-
-
-@pytest.fixture
-def small_disk(tmp_path: Path) -> Iterator[Callable[[int], Path]]:
-    """Mount a tmpfs of a given size (KiB): a real filesystem that runs out of space."""
-    mounts: list[Path] = []
-
-    def mount(size_kib: int) -> Path:
-        point = tmp_path / f"disk{len(mounts)}"
-        point.mkdir()
-        options = f"size={size_kib}k,mode=0755"
-        proc = subprocess.run(
-            ["mount", "-t", "tmpfs", "-o", options, "tmpfs", str(point)],
-            capture_output=True,
-            text=True,
-        )
-        if proc.returncode != 0:
-            pytest.skip(
-                "a full disk is a small tmpfs here, and mounting one needs root or "
-                f"CAP_SYS_ADMIN: {proc.stderr.strip() or proc.returncode}"
-            )
-        mounts.append(point)
-        return point
-
-    yield mount
-    for point in mounts:
-        subprocess.run(["umount", "-l", str(point)], capture_output=True)
-
-
-def free_bytes(path: Path) -> int:
-    stats = os.statvfs(path)
-    return stats.f_bavail * stats.f_frsize
-
-
-def fill_disk(disk: Path, leave: int) -> None:
-    """Take all free space on `disk` but `leave` bytes (rounded up to whole pages)."""
-    keep = -(-leave // PAGE) * PAGE
-    with open(disk / "filler", "wb") as handle:
-        os.posix_fallocate(handle.fileno(), 0, free_bytes(disk) - keep)
-    assert free_bytes(disk) == keep
 
 
 def project_pages(project: Path) -> int:
