@@ -66,6 +66,12 @@ def lint(
         str | None,
         typer.Option(help="torch version the code runs on, e.g. 2.4 [default: installed torch]."),
     ] = None,
+    max_file_size: Annotated[
+        str | None,
+        typer.Option(
+            help="Skip (and report as PGN002) files larger than this, e.g. 2MB [default: 1MB]."
+        ),
+    ] = None,
 ) -> None:
     """Find the pytorch-patterns anti-patterns in PyTorch code.
 
@@ -79,13 +85,18 @@ def lint(
     targets = paths or [Path(".")]
     try:
         config = load_config(
-            targets[0], _codes(select), _codes(ignore), target_torch, fail_on and fail_on.value
+            targets[0],
+            _codes(select),
+            _codes(ignore),
+            target_torch,
+            fail_on and fail_on.value,
+            max_file_size,
         )
         if fix or diff:
             _apply_fixes(targets, config, unsafe_fixes, diff)
         findings = lint_paths(targets, config=config)
         if output_format in (OutputFormat.json, OutputFormat.sarif):
-            _fill_edits(findings)
+            _fill_edits(findings, config)
     except LintUsageError as exc:
         typer.secho(f"error: {exc}", fg=typer.colors.RED, err=True)
         raise typer.Exit(2) from None
@@ -115,8 +126,8 @@ def _apply_fixes(targets: list[Path], config: object, unsafe: bool, diff: bool) 
     typer.echo(f"{verb} {count} finding{'s' * (count != 1)}.", err=True)
 
 
-def _fill_edits(findings: list) -> None:
+def _fill_edits(findings: list, config: object) -> None:
     if any(f.fix is not None for f in findings):
         from ptgen.lint.fixes import fill_edits
 
-        fill_edits(findings)
+        fill_edits(findings, config)  # type: ignore[arg-type]

@@ -12,6 +12,9 @@ from ptgen.errors import PtgenError
 from ptgen.lint.model import Severity
 from ptgen.lint.registry import RULES
 
+MAX_FILE_SIZE = 1_000_000  # bytes; ~2.5 s and ~250 MB to lint (bench/bench_lint_limits.py)
+SIZE_RE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(b|kb|k|mb|m)?\s*$", re.I)
+SIZE_UNITS = {"": 1, "b": 1, "k": 1000, "kb": 1000, "m": 1_000_000, "mb": 1_000_000}
 UNKNOWN_TORCH = (2, 0)  # when torch is not installed: assume the oldest 2.x, flag more
 
 
@@ -25,6 +28,7 @@ class LintConfig:
     ignore: list[str] = field(default_factory=list)
     target_torch: tuple[int, int] = UNKNOWN_TORCH
     fail_on: Severity = Severity.INFO
+    max_file_size: int = MAX_FILE_SIZE  # bytes; larger files are reported (PGN002), not read
 
     def selects(self, code: str) -> bool:
         """The most specific matching prefix wins; `ignore` wins a tie."""
@@ -41,6 +45,14 @@ def parse_version(text: str) -> tuple[int, int]:
     if not match:
         raise LintUsageError(f"not a torch version: {text!r} (expected e.g. 2.4)")
     return int(match.group(1)), int(match.group(2))
+
+
+def parse_size(text: str) -> int:
+    """`500000`, `500KB`, `2MB` -> bytes."""
+    match = SIZE_RE.match(str(text))
+    if not match or float(match.group(1)) <= 0:
+        raise LintUsageError(f"not a file size: {text!r} (expected e.g. 2MB or 500000)")
+    return int(float(match.group(1)) * SIZE_UNITS[(match.group(2) or "").lower()])
 
 
 def installed_torch() -> tuple[int, int]:
@@ -87,6 +99,7 @@ def load_config(
     ignore: list[str] | None = None,
     target_torch: str | None = None,
     fail_on: str | None = None,
+    max_file_size: str | None = None,
 ) -> LintConfig:
     """Options given here win over the file (`ignore` adds to it); the file over defaults."""
     table = read_table(find_pyproject(start))
@@ -101,4 +114,5 @@ def load_config(
         ignore=check_codes([*table.get("ignore", []), *(ignore or [])]),
         target_torch=parse_version(str(version)) if version else installed_torch(),
         fail_on=severity,
+        max_file_size=parse_size(max_file_size or table.get("max-file-size", MAX_FILE_SIZE)),
     )

@@ -14,7 +14,7 @@ import libcst as cst
 from libcst.metadata import MetadataWrapper, PositionProvider
 
 from ptgen.lint.config import LintConfig
-from ptgen.lint.engine import lint_file
+from ptgen.lint.engine import lint_source, read_source
 from ptgen.lint.model import Edit, Finding
 from ptgen.lint.registry import RULES
 
@@ -60,27 +60,31 @@ def fix_source(
         return source, []
     try:
         wrapper = MetadataWrapper(cst.parse_module(source))
-    except cst.ParserSyntaxError:
+        fixer = _Fixer(wanted)
+        fixed = wrapper.visit(fixer)
+    except (cst.ParserSyntaxError, RecursionError):
         return source, []
-    fixer = _Fixer(wanted)
-    fixed = wrapper.visit(fixer)
     return fixed.code, fixer.applied
 
 
 def fix_file(path: Path, config: LintConfig, unsafe: bool = False) -> FixResult:
-    source = path.read_bytes().decode("utf-8-sig")
-    fixed, applied = fix_source(source, lint_file(path, config), unsafe)
+    source = read_source(path, config)
+    if not isinstance(source, str):  # not read (reported by linting): nothing to fix
+        return FixResult(path, "", "")
+    fixed, applied = fix_source(source, lint_source(source, path, config), unsafe)
     return FixResult(path, source, fixed, applied)
 
 
-def fill_edits(findings: list[Finding]) -> None:
+def fill_edits(findings: list[Finding], config: LintConfig) -> None:
     """Fill `fix.edits` of every fixable finding (for JSON/SARIF output); writes nothing."""
     by_path: dict[Path, list[Finding]] = {}
     for finding in findings:
         if finding.fix is not None:
             by_path.setdefault(finding.path, []).append(finding)
     for path, found in by_path.items():
-        fix_source(path.read_bytes().decode("utf-8-sig"), found, unsafe=True)
+        source = read_source(path, config)
+        if isinstance(source, str):
+            fix_source(source, found, unsafe=True)
 
 
 def _span(finding: Finding) -> Span:

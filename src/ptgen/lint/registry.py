@@ -15,7 +15,14 @@ RULES: dict[str, Rule] = {}
 CHECKS: list[tuple[Rule, Check]] = []
 
 SYNTAX_ERROR = Rule("PGN001", "syntax-error", Severity.ERROR, "The file does not parse as Python.")
+NOT_CHECKED = Rule(
+    "PGN002",
+    "file-not-checked",
+    Severity.WARNING,
+    "A file that was skipped: not a regular file, over the size limit, or nested too deeply.",
+)
 RULES[SYNTAX_ERROR.code] = SYNTAX_ERROR
+RULES[NOT_CHECKED.code] = NOT_CHECKED
 
 
 def rule(
