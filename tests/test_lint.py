@@ -553,6 +553,16 @@ def test_noqa_line_and_file_directives() -> None:
     assert [f.code for f in lint_source(some, Path("x.py"), config)] == ["PGN401"]
 
 
+def test_noqa_codes_may_be_prefixes() -> None:
+    source = 'torch.save(model, "a.pt")\nx.cuda()\nopt.zero_grad(set_to_none=False)  # noqa: PGN5\n'
+    found = lint_source(source, Path("x.py"), LintConfig())
+    assert [f.code for f in found] == ["PGN401", "PGN201"]
+    file_level = "# ptgen: noqa: PGN4\n" + source
+    assert [f.code for f in lint_source(file_level, Path("x.py"), LintConfig())] == ["PGN201"]
+    two = "# ptgen: noqa: PGN4, PGN20\n" + source
+    assert lint_source(two, Path("x.py"), LintConfig()) == []
+
+
 def test_select_and_ignore_match_by_prefix(tmp_path: Path) -> None:
     (tmp_path / "a.py").write_text('torch.save(model, "a.pt")\nx.cuda()\n', encoding="utf-8")
     assert [f.code for f in lint_paths([tmp_path])] == ["PGN401", "PGN201"]

@@ -47,15 +47,11 @@ class FixResult:
     applied: list[Finding] = field(default_factory=list)
 
 
-def fixable(finding: Finding, unsafe: bool) -> bool:
-    return finding.fix is not None and (unsafe or finding.fix.applicability == "safe")
-
-
 def fix_source(
     source: str, findings: list[Finding], unsafe: bool = False
 ) -> tuple[str, list[Finding]]:
     """Apply the fixes of `findings` to `source`; fills each applied finding's fix.edits."""
-    wanted = {_span(f): f for f in findings if fixable(f, unsafe)}
+    wanted = {_span(f): f for f in findings if f.fixable(unsafe)}
     if not wanted:
         return source, []
     try:

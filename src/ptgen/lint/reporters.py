@@ -10,24 +10,18 @@ from ptgen import __version__
 from ptgen.lint.model import Finding, Severity
 from ptgen.lint.registry import RULES
 
-FORMATS = ("text", "json", "sarif", "github")
 SARIF_LEVEL = {Severity.ERROR: "error", Severity.WARNING: "warning", Severity.INFO: "note"}
 GITHUB_LEVEL = {Severity.ERROR: "error", Severity.WARNING: "warning", Severity.INFO: "notice"}
-
-
-def shown_fixable(finding: Finding, unsafe: bool) -> bool:
-    fix = finding.fix
-    return fix is not None and (unsafe or fix.applicability == "safe")
 
 
 def text(findings: list[Finding], unsafe: bool = False) -> str:
     lines = []
     for f in findings:
-        mark = " [*]" if shown_fixable(f, unsafe) else ""
+        mark = " [*]" if f.fixable(unsafe) else ""
         lines.append(f"{f.path}:{f.line}:{f.col}: {f.code}{mark} {f.message}")
     if not findings:
         return "All checks passed!"
-    fixable = sum(shown_fixable(f, unsafe) for f in findings)
+    fixable = sum(f.fixable(unsafe) for f in findings)
     lines.append(f"Found {len(findings)} finding{'s' * (len(findings) != 1)}.")
     if fixable:
         lines.append(f"[*] {fixable} fixable with the `--fix` option.")
