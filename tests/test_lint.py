@@ -235,6 +235,93 @@ BAD: list[tuple[str, str]] = [
     ),
     # PGN504 zero-grad-set-to-none-false
     ("PGN504", "optimizer.zero_grad(set_to_none=False)\n"),
+    # PGN106 softmax-before-cross-entropy
+    (
+        "PGN106",
+        """
+        criterion = nn.CrossEntropyLoss()
+        probs = F.softmax(model(x), dim=1)
+        loss = criterion(probs, y)
+    """,
+    ),
+    ("PGN106", "loss = F.cross_entropy(torch.log_softmax(logits, 1), y)\n"),
+    ("PGN106", "loss = nn.CrossEntropyLoss()(out.softmax(-1), y)\n"),
+    # PGN107 sigmoid-before-bce-with-logits
+    (
+        "PGN107",
+        """
+        self.loss_fn = nn.BCEWithLogitsLoss(pos_weight=w)
+        def step(self, x, y):
+            p = torch.sigmoid(self.net(x))
+            return self.loss_fn(p, y)
+    """,
+    ),
+    ("PGN107", "loss = F.binary_cross_entropy_with_logits(logits.sigmoid(), y)\n"),
+    # PGN108 step-without-zero-grad
+    (
+        "PGN108",
+        """
+        def train(model, loader, optimizer):
+            for x, y in loader:
+                loss = F.mse_loss(model(x), y)
+                loss.backward()
+                optimizer.step()
+    """,
+    ),
+    # PGN109 requires-grad-typo
+    (
+        "PGN109",
+        """
+        for p in model.backbone.parameters():
+            p.require_grad = False
+    """,
+    ),
+    ("PGN109", "w = torch.zeros(3, require_grad=True)\n"),
+    # PGN110 backward-under-no-grad
+    (
+        "PGN110",
+        """
+        with torch.no_grad():
+            for x, y in loader:
+                loss = F.mse_loss(model(x), y)
+                loss.backward()
+                optimizer.step()
+    """,
+    ),
+    (
+        "PGN110",
+        """
+        def step(model, x, y):
+            with torch.inference_mode():
+                loss = F.mse_loss(model(x), y)
+            loss.backward()
+    """,
+    ),
+    # PGN111 eval-without-train
+    (
+        "PGN111",
+        """
+        model.train()
+        for epoch in range(epochs):
+            for x, y in train_loader:
+                optimizer.zero_grad()
+                F.mse_loss(model(x), y).backward()
+                optimizer.step()
+            model.eval()
+            with torch.no_grad():
+                val = sum(F.mse_loss(model(x), y) for x, y in val_loader)
+    """,
+    ),
+    # PGN303 shuffled-eval-loader
+    ("PGN303", "val_loader = DataLoader(val_set, batch_size=64, shuffle=True, num_workers=2)\n"),
+    (
+        "PGN303",
+        """
+        class Data(LightningDataModule):
+            def test_dataloader(self):
+                return DataLoader(self.test_set, batch_size=64, shuffle=True, num_workers=4)
+    """,
+    ),
 ]
 
 GOOD: list[tuple[str, str]] = [
@@ -489,6 +576,99 @@ GOOD: list[tuple[str, str]] = [
         """
         optimizer.zero_grad(set_to_none=True)
         optimizer.zero_grad()
+    """,
+    ),
+    # PGN106: logits into cross entropy; log_softmax into NLLLoss is the right pairing
+    (
+        "PGN106",
+        """
+        criterion = nn.CrossEntropyLoss()
+        logits = model(x)
+        loss = criterion(logits, y)
+        probs = F.softmax(logits, dim=1)  # for reporting only
+        nll = F.nll_loss(F.log_softmax(logits, 1), y)
+        logits = F.softmax(logits, 1)
+        logits = model(x)
+        loss = F.cross_entropy(logits, y)
+    """,
+    ),
+    (
+        "PGN107",
+        """
+        loss = F.binary_cross_entropy(torch.sigmoid(logits), y)
+        loss = nn.BCEWithLogitsLoss()(logits, y)
+        p = torch.sigmoid(logits)
+        loss = F.binary_cross_entropy_with_logits(logits, y)
+    """,
+    ),
+    # PGN108: zero_grad before the loop (accumulation), in an `if`, or through .grad = None
+    (
+        "PGN108",
+        """
+        def train(model, loader, optimizer, accumulate=4):
+            for i, (x, y) in enumerate(loader):
+                F.mse_loss(model(x), y).backward()
+                if (i + 1) % accumulate == 0:
+                    optimizer.step()
+                    optimizer.zero_grad()
+        def sgd(model, loader, opt):
+            for x in loader:
+                model(x).sum().backward()
+                opt.step()
+                for p in model.parameters():
+                    p.grad = None
+        def fit(engine, loader):
+            for x in loader:
+                engine.backward(engine(x))
+                engine.step()
+    """,
+    ),
+    (
+        "PGN109",
+        """
+        for p in model.parameters():
+            p.requires_grad = False
+        def set_requires_grad(nets, require_grad=False):
+            configure(require_grad=require_grad)
+    """,
+    ),
+    # PGN110: no_grad for evaluation and EMA; enable_grad inside no_grad
+    (
+        "PGN110",
+        """
+        def train(model, x, y, ema):
+            loss = F.mse_loss(model(x), y)
+            loss.backward()
+            with torch.no_grad():
+                ema.update(model)
+                val = model(x)
+            with torch.no_grad():
+                with torch.enable_grad():
+                    model(x).sum().backward()
+    """,
+    ),
+    # PGN111: train() back at the top of each epoch, or the step in a helper
+    (
+        "PGN111",
+        """
+        for epoch in range(epochs):
+            model.train()
+            for x, y in train_loader:
+                F.mse_loss(model(x), y).backward()
+                optimizer.step()
+            model.eval()
+            evaluate(model, val_loader)
+        for epoch in range(epochs):
+            train_one_epoch(model, train_loader, optimizer)
+            model.eval()
+    """,
+    ),
+    (
+        "PGN303",
+        """
+        train_loader = DataLoader(train_set, batch_size=64, shuffle=True, num_workers=4)
+        val_loader = DataLoader(val_set, batch_size=64, shuffle=False, num_workers=4)
+        loader = DataLoader(dataset, shuffle=True, num_workers=4)
     """,
     ),
 ]

@@ -8,16 +8,30 @@ import stat
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 
-from ptgen.lint import rules_correctness, rules_device, rules_perf, rules_repro, rules_serial
+from ptgen.lint import (
+    rules_correctness,
+    rules_device,
+    rules_perf,
+    rules_repro,
+    rules_serial,
+    rules_training,
+)
 from ptgen.lint.config import LintConfig, LintUsageError
 from ptgen.lint.context import FileContext, kwarg
 from ptgen.lint.model import Finding, Fix, Rule
 from ptgen.lint.noqa import parse_suppressions
-from ptgen.lint.registry import CHECKS, NOT_CHECKED, SYNTAX_ERROR
+from ptgen.lint.registry import CHECKS, NO_FIX, NOT_CHECKED, SYNTAX_ERROR, UNSAFE
 
 READ_SLACK = 1 << 16  # read past the stat size, in case the file grew (never the whole cap)
 TOO_DEEP = "nested too deeply to analyse (Python's recursion limit)"
-RULE_MODULES = (rules_correctness, rules_device, rules_repro, rules_serial, rules_perf)
+RULE_MODULES = (
+    rules_correctness,
+    rules_training,
+    rules_device,
+    rules_repro,
+    rules_serial,
+    rules_perf,
+)
 SKIPPED_DIRS = {
     ".git",
     ".hg",
@@ -138,19 +152,21 @@ def _run_rules(ctx: FileContext, config: LintConfig) -> Iterator[Finding]:
     for rule, check in CHECKS:
         if not config.selects(rule.code):
             continue
-        for node, message in check(ctx):
-            fix = _fix(rule, node)
+        for node, message, *override in check(ctx):
+            fix = _fix(rule, node, override[0] if override else "")
             yield _finding(rule, ctx.path, ctx.span(node), message, fix)
 
 
-def _fix(rule: Rule, node: ast.AST) -> Fix | None:
+def _fix(rule: Rule, node: ast.AST, override: str) -> Fix | None:
     """Whether this finding has a fix (edits are filled in by ptgen.lint.fixes on demand)."""
-    if rule.fix is None:
+    if rule.fix is None or override == NO_FIX:
         return None
-    if rule.fix.startswith("drop-kwarg:"):
-        if not isinstance(node, ast.Call) or kwarg(node, rule.fix.split(":", 1)[1]) is None:
-            return None
-    applicability = "unsafe" if rule.unsafe_fix else "safe"
+    kind, _, argument = rule.fix.partition(":")
+    if kind == "drop-kwarg" and (not isinstance(node, ast.Call) or kwarg(node, argument) is None):
+        return None
+    if kind == "rename-attr" and not isinstance(node, ast.Attribute):
+        return None
+    applicability = "unsafe" if rule.unsafe_fix or override == UNSAFE else "safe"
     return Fix(applicability, FIX_MESSAGES.get(rule.fix, rule.fix))
 
 
@@ -158,6 +174,8 @@ FIX_MESSAGES = {
     "augassign": "Rewrite as an out-of-place assignment",
     "drop-kwarg:persistent_workers": "Remove `persistent_workers=True`",
     "drop-kwarg:set_to_none": "Remove `set_to_none=False`",
+    "drop-kwarg:shuffle": "Remove `shuffle=True`",
+    "rename-attr:requires_grad": "Rename to `requires_grad`",
     "state-dict": "Save `.state_dict()` instead of the module",
     "weights-only": "Load with `weights_only=True`",
 }

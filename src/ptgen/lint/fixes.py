@@ -114,6 +114,11 @@ class _Fixer(cst.CSTTransformer):
     def leave_Call(self, original: cst.Call, updated: cst.Call) -> cst.BaseExpression:
         return self._rewrite(original, updated)  # type: ignore[return-value]
 
+    def leave_Attribute(
+        self, original: cst.Attribute, updated: cst.Attribute
+    ) -> cst.BaseExpression:
+        return self._rewrite(original, updated)  # type: ignore[return-value]
+
     def leave_AugAssign(
         self, original: cst.AugAssign, updated: cst.AugAssign
     ) -> cst.BaseSmallStatement:
@@ -197,7 +202,12 @@ def _augassign(node: cst.AugAssign, kind: str) -> cst.Assign | None:
     return cst.Assign(targets=[target], value=value, semicolon=node.semicolon)
 
 
+def _rename_attr(node: cst.Attribute, kind: str) -> cst.Attribute:
+    return node.with_changes(attr=cst.Name(kind.split(":", 1)[1]))
+
+
 REWRITES: dict[str, Callable] = {
+    "rename-attr": _rename_attr,
     "drop-kwarg": _drop_kwarg,
     "weights-only": _weights_only,
     "state-dict": _state_dict,

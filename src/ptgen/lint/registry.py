@@ -8,7 +8,11 @@ from collections.abc import Callable, Iterator
 from ptgen.lint.context import FileContext
 from ptgen.lint.model import Rule, Severity
 
-Hit = tuple[ast.AST, str]  # the node to report and the message
+# The node to report and the message; a third item, NO_FIX or UNSAFE, withholds or
+# demotes the rule's fix for this finding (where the fix would change behaviour).
+Hit = tuple[ast.AST, str] | tuple[ast.AST, str, str]
+NO_FIX = "none"
+UNSAFE = "unsafe"
 Check = Callable[[FileContext], Iterator[Hit]]
 
 RULES: dict[str, Rule] = {}

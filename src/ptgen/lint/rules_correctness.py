@@ -32,7 +32,7 @@ def _is_no_grad(node: ast.AST) -> bool:
     return dotted(call).split(".")[-1] in NO_GRAD
 
 
-def _no_grad_regions(ctx: FileContext) -> Iterator[tuple[ast.AST, ast.AST]]:
+def no_grad_regions(ctx: FileContext) -> Iterator[tuple[ast.AST, ast.AST]]:
     """(region, scope) for `with torch.no_grad():` blocks and `@torch.no_grad()` functions."""
     for node in ctx.of_type(ast.With, ast.AsyncWith):
         if any(_is_no_grad(item.context_expr) for item in node.items):  # type: ignore[attr-defined]
@@ -76,7 +76,7 @@ def _assigned_to(ctx: FileContext, call: ast.Call) -> str | None:
     "Evaluation under `no_grad` with the model still in train mode.",
 )
 def no_grad_in_train_mode(ctx: FileContext) -> Iterator[Hit]:
-    for region, scope in _no_grad_regions(ctx):
+    for region, scope in no_grad_regions(ctx):
         for call in ctx.calls:
             if not _inside(ctx, call, region, scope) or not is_model_expr(call.func):
                 continue

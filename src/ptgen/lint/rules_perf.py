@@ -28,6 +28,11 @@ NUM_WORKERS_POSITION = (
     5  # DataLoader(dataset, batch_size, shuffle, sampler, batch_sampler, num_workers)
 )
 PIN_MEMORY_POSITION = 7
+# `.grad += g`, `.grad.add_(g)`, `.grad.data.copy_(g)`, `.grad[i] = g`: code that needs the
+# zeros `zero_grad(set_to_none=False)` leaves (a None gradient cannot be added into).
+INPLACE_GRAD_RE = re.compile(
+    r"\.grad(?:\.data)?(?:\s*\[[^\]\n]*\]\s*(?:[-+*/]?=)(?!=)|\s*[-+*/]=|\.\w+_\()"
+)
 
 
 def _training_path(ctx: FileContext, call: ast.Call) -> bool:
@@ -123,6 +128,8 @@ def sync_every_step(ctx: FileContext) -> Iterator[Hit]:
     fix="drop-kwarg:set_to_none",
 )
 def zero_grad_set_to_none_false(ctx: FileContext) -> Iterator[Hit]:
+    if INPLACE_GRAD_RE.search(ctx.source):
+        return  # the file writes into gradients in place: the zeros are needed
     for call in ctx.calls:
         if call_name(call) != "zero_grad" or has_unpacking(call):
             continue
