@@ -86,9 +86,19 @@ BAD: list[tuple[str, str]] = [
         """
         class Block(nn.Module):
             def forward(self, x):
-                out = self.conv(x)
-                out *= self.scale
-                return out
+                gate = torch.sigmoid(self.fc(x))
+                gate *= self.scale  # sigmoid's backward reads its output
+                return x * gate
+    """,
+    ),
+    (
+        "PGN103",
+        """
+        class Head(nn.Module):
+            def forward(self, x):
+                h = self.relu(self.fc(x))
+                h = F.dropout(h, 0.1, self.training, inplace=True)
+                return h
     """,
     ),
     # PGN105 persistent-workers-without-workers
@@ -403,6 +413,37 @@ GOOD: list[tuple[str, str]] = [
                     total = x.shape[0]
                     total += 1
                 return x
+    """,
+    ),
+    # Safe look-alikes: activations of conv/norm/linear are not kept for backward
+    (
+        "PGN103",
+        """
+        class Block(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.features = nn.Sequential(
+                    nn.Conv2d(3, 64, kernel_size=3, padding=1),
+                    nn.BatchNorm2d(64),
+                    nn.ReLU(inplace=True),
+                )
+            def forward(self, x):
+                out = self.bn1(self.conv1(x))
+                out = F.relu(out, inplace=True)
+                return self.features(out)
+    """,
+    ),
+    (
+        "PGN104",
+        """
+        class Bottleneck(nn.Module):
+            def forward(self, x):
+                identity = x
+                out = self.conv(x)
+                out *= self.scale
+                out = self.bn2(self.conv2(out))
+                out += identity
+                return self.relu(out)
     """,
     ),
     (

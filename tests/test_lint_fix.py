@@ -38,12 +38,14 @@ SAFE: list[tuple[str, str]] = [
         """\
         class Block(nn.Module):
             def forward(self, x, residual):
+                x = torch.sigmoid(self.fc(x))
                 x += residual  # skip connection
                 return x
         """,
         """\
         class Block(nn.Module):
             def forward(self, x, residual):
+                x = torch.sigmoid(self.fc(x))
                 x = x + residual  # skip connection
                 return x
         """,
@@ -52,16 +54,36 @@ SAFE: list[tuple[str, str]] = [
         """\
         class Block(nn.Module):
             def forward(self, x, a, b):
-                x -= a + b
-                x *= a * b
-                return x
+                h = self.act(x).tanh()
+                h -= a + b
+                y = torch.exp(h)
+                y *= a * b
+                return y
         """,
         """\
         class Block(nn.Module):
             def forward(self, x, a, b):
-                x = x - (a + b)
-                x = x * (a * b)
-                return x
+                h = self.act(x).tanh()
+                h = h - (a + b)
+                y = torch.exp(h)
+                y = y * (a * b)
+                return y
+        """,
+    ),
+    (
+        """\
+        class Block(nn.Module):
+            def forward(self, x):
+                h = torch.tanh(self.fc(x))
+                h = F.relu(h, inplace=True)
+                return h
+        """,
+        """\
+        class Block(nn.Module):
+            def forward(self, x):
+                h = torch.tanh(self.fc(x))
+                h = F.relu(h)
+                return h
         """,
     ),
     (
@@ -71,6 +93,45 @@ SAFE: list[tuple[str, str]] = [
 ]
 
 UNSAFE: list[tuple[str, str]] = [
+    # the forward's input: in place, the caller's tensor changes too; out of place it does not
+    (
+        """\
+        class Block(nn.Module):
+            def forward(self, x, residual):
+                x += residual
+                return x
+        """,
+        """\
+        class Block(nn.Module):
+            def forward(self, x, residual):
+                x = x + residual
+                return x
+        """,
+    ),
+    # another name reads the tensor before the change, so it sees the in-place update
+    (
+        """\
+        class Block(nn.Module):
+            def forward(self, x):
+                h = torch.sigmoid(x)
+                self.cache.append(h)
+                h += 1
+                return h
+        """,
+        """\
+        class Block(nn.Module):
+            def forward(self, x):
+                h = torch.sigmoid(x)
+                self.cache.append(h)
+                h = h + 1
+                return h
+        """,
+    ),
+    # relu(inplace=True) returns its input: `x` and the outer tensor are one object
+    (
+        "x = F.relu(x, inplace=True)\nx += residual\n",
+        "x = F.relu(x)\nx = x + residual\n",  # and PGN103's unsafe fix
+    ),
     (
         'torch.save(model, "model.pt")  # whole module\n',
         'torch.save(model.state_dict(), "model.pt")  # whole module\n',
@@ -122,7 +183,7 @@ def test_fixed_code_lints_clean_for_the_fixed_rules() -> None:
     for before, _ in SAFE:
         after = fixed(before, unsafe=False)
         left = {f.code for f in lint_source(after, Path("m.py"), LintConfig())}
-        assert not left & {"PGN104", "PGN105", "PGN504"}
+        assert not left & {"PGN103", "PGN104", "PGN105", "PGN504"}
 
 
 def test_noqa_is_honoured_by_fixing() -> None:

@@ -11,6 +11,7 @@ from pathlib import Path
 from ptgen.lint import (
     rules_correctness,
     rules_device,
+    rules_inplace,
     rules_perf,
     rules_repro,
     rules_serial,
@@ -26,6 +27,7 @@ READ_SLACK = 1 << 16  # read past the stat size, in case the file grew (never th
 TOO_DEEP = "nested too deeply to analyse (Python's recursion limit)"
 RULE_MODULES = (
     rules_correctness,
+    rules_inplace,
     rules_training,
     rules_device,
     rules_repro,
@@ -172,6 +174,7 @@ def _fix(rule: Rule, node: ast.AST, override: str) -> Fix | None:
 
 FIX_MESSAGES = {
     "augassign": "Rewrite as an out-of-place assignment",
+    "drop-kwarg:inplace": "Remove `inplace=True`",
     "drop-kwarg:persistent_workers": "Remove `persistent_workers=True`",
     "drop-kwarg:set_to_none": "Remove `set_to_none=False`",
     "drop-kwarg:shuffle": "Remove `shuffle=True`",

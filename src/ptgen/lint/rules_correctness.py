@@ -24,7 +24,6 @@ EVAL_NAME_RE = re.compile(
     r"^_*(eval|evaluate|evaluation|validate|validation|val|test|predict|infer|inference)(_|$)"
 )
 DETACHING = ("item", "tolist")
-TENSOR_OPS = (ast.Add, ast.Sub, ast.Mult, ast.Div)
 
 
 def _is_no_grad(node: ast.AST) -> bool:
@@ -139,113 +138,6 @@ def item_before_backward(ctx: FileContext) -> Iterator[Hit]:
         value = node.value if not isinstance(node, ast.AugAssign) else None
         for name in (t.id for t in targets if isinstance(t, ast.Name)):
             last[(key_scope, name)] = value if value is not None and _detaches(value) else None
-
-
-def _forward_scope(ctx: FileContext, node: ast.AST) -> bool:
-    scope = ctx.scope(node)
-    return (
-        isinstance(scope, ast.FunctionDef)
-        and scope.name == "forward"
-        and isinstance(ctx.parents.get(scope), ast.ClassDef)
-        and not any(
-            isinstance(a, ast.With) and any(_is_no_grad(i.context_expr) for i in a.items)
-            for a in ctx.ancestors(node)
-        )
-    )
-
-
-@rule(
-    "PGN103",
-    "inplace-functional-in-forward",
-    Severity.WARNING,
-    "A functional op with `inplace=True` inside `forward`.",
-)
-def inplace_functional_in_forward(ctx: FileContext) -> Iterator[Hit]:
-    for call in ctx.calls:
-        name = call_name(call)
-        if not name[:1].islower() or not is_const(
-            getattr(kwarg(call, "inplace"), "value", None), True
-        ):
-            continue
-        if _forward_scope(ctx, call):
-            yield call, (
-                f"`{dotted(call.func) or name}(..., inplace=True)` in `forward` overwrites "
-                "a tensor autograd may need for backward; use the out-of-place form"
-            )
-
-
-NON_TENSOR_CALLS = {
-    "len",
-    "int",
-    "float",
-    "str",
-    "range",
-    "list",
-    "dict",
-    "tuple",
-    "set",
-    "size",
-    "dim",
-    "item",
-    "numel",
-    "bool",
-}
-
-
-def _is_plain_value(value: ast.AST) -> bool:
-    """Values that are certainly not tensors needing grad: literals, sizes, counters."""
-    if isinstance(value, (ast.Constant, ast.List, ast.Tuple, ast.Dict, ast.Set, ast.JoinedStr)):
-        return True
-    if isinstance(value, (ast.ListComp, ast.DictComp, ast.SetComp)):
-        return True
-    if isinstance(value, ast.Call) and call_name(value) in NON_TENSOR_CALLS:
-        return True
-    text = ast.unparse(value) if isinstance(value, (ast.Attribute, ast.Subscript)) else ""
-    return ".shape" in text or text.endswith((".ndim", ".size"))
-
-
-def _bound_names(node: ast.AST) -> set[str]:
-    targets = node.targets if isinstance(node, ast.Assign) else [node.target]  # type: ignore[attr-defined]
-    return {n.id for t in targets for n in ast.walk(t) if isinstance(n, ast.Name)}
-
-
-def _tensor_like_target(ctx: FileContext, node: ast.AugAssign, scope: ast.FunctionDef) -> bool:
-    """The target was last bound to a tensor expression, or is an (untyped/Tensor) parameter."""
-    name = node.target.id  # type: ignore[attr-defined]
-    bindings = [
-        a
-        for a in ctx.of_type(ast.Assign, ast.AnnAssign, ast.For)
-        if ctx.scope(a) is scope and a.lineno < node.lineno and name in _bound_names(a)
-    ]
-    if bindings:
-        value = getattr(bindings[-1], "value", None)  # a loop variable has none: not judged
-        return value is not None and not _is_plain_value(value)
-    params = {a.arg: a for a in scope.args.args + scope.args.kwonlyargs}
-    note = params[name].annotation if name in params else None
-    return name in params and (note is None or "Tensor" in ast.unparse(note))
-
-
-@rule(
-    "PGN104",
-    "augmented-assign-in-forward",
-    Severity.WARNING,
-    "`x += y` on a tensor inside `forward` (an in-place op autograd may need to undo).",
-    fix="augassign",
-)
-def augmented_assign_in_forward(ctx: FileContext) -> Iterator[Hit]:
-    for node in ctx.of_type(ast.AugAssign):
-        if not isinstance(node.target, ast.Name) or not isinstance(node.op, TENSOR_OPS):  # type: ignore[attr-defined]
-            continue
-        scope = ctx.scope(node)
-        if _forward_scope(ctx, node) and _tensor_like_target(ctx, node, scope):  # type: ignore[arg-type]
-            name = node.target.id  # type: ignore[attr-defined]
-            yield node, (
-                f"`{ast.unparse(node)}` in `forward` modifies `{name}` in place, which can "
-                f"break autograd; write `{name} = {name} {_OP[type(node.op)]} ...`"
-            )  # type: ignore[attr-defined]
-
-
-_OP = {ast.Add: "+", ast.Sub: "-", ast.Mult: "*", ast.Div: "/"}
 
 
 @rule(
