@@ -332,6 +332,12 @@ BAD: list[tuple[str, str]] = [
                 return DataLoader(self.test_set, batch_size=64, shuffle=True, num_workers=4)
     """,
     ),
+    # PGN701 removed-api / PGN702 deprecated-api (target torch 2.13)
+    ("PGN701", "x = torch.solve(b, A)\n"),
+    ("PGN701", "from torch import symeig\n"),
+    ("PGN702", "import torch\nwith torch.cuda.amp.autocast():\n    y = model(x)\n"),
+    ("PGN702", "import torch.nn.functional as F\ny = F.upsample(x, scale_factor=2)\n"),
+    ("PGN702", "from functorch import vmap\nys = vmap(f)(xs)\n"),
 ]
 
 GOOD: list[tuple[str, str]] = [
@@ -712,6 +718,24 @@ GOOD: list[tuple[str, str]] = [
         loader = DataLoader(dataset, shuffle=True, num_workers=4)
     """,
     ),
+    (
+        "PGN701",
+        """
+        x = torch.linalg.solve(A, b)
+        def solve(a, b):
+            return a.solve(b)
+        solve = my.torch.solve
+    """,
+    ),
+    (
+        "PGN702",
+        """
+        import torch
+        with torch.autocast(device_type=device.type):
+            y = torch.outer(torch.sigmoid(x), x)
+        ger = "torch.ger"
+    """,
+    ),
 ]
 
 
@@ -845,3 +869,10 @@ def test_eval_on_the_assigned_result_counts_as_eval_mode(tmp_path: Path) -> None
     path = tmp_path / "t.py"
     path.write_text(source)
     assert [f.code for f in lint_paths([path])] == []
+
+
+def test_deprecated_and_removed_apis_follow_the_target_torch() -> None:
+    assert codes("x = torch.solve(b, A)\n", target=(1, 12)) == ["PGN702"]  # not yet removed
+    assert codes("x = torch.solve(b, A)\n", target=(1, 8)) == []  # not yet deprecated
+    amp = "import torch\ns = torch.cuda.amp.GradScaler()\n"
+    assert codes(amp, target=(2, 3)) == [] and codes(amp, target=(2, 4)) == ["PGN702"]

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from ptgen.lint import LintConfig, fix_paths, lint_source
+from ptgen.lint import RULES, LintConfig, fix_paths, lint_source
 from ptgen.lint.fixes import fix_source
 
 SAFE: list[tuple[str, str]] = [
@@ -215,3 +215,81 @@ def test_edits_describe_the_fix() -> None:
         1,
         49,
     )
+
+
+# Look-alikes of every rule with a safe fix, where that fix would change what the code
+# does: the finding may stay, but `--fix` (safe only) must leave the file as it is.
+WITHHELD: dict[str, list[str]] = {
+    "PGN103": [
+        # a bare call: without inplace=True it computes a value nobody keeps
+        "class B(nn.Module):\n    def forward(self, x):\n        h = torch.tanh(x)\n"
+        "        F.relu(h, inplace=True)\n        return h\n",
+        # the forward's input: in place, the caller's tensor changes too
+        "class B(nn.Module):\n    def forward(self, x):\n        x = F.relu(x, inplace=True)\n"
+        "        return x\n",
+    ],
+    "PGN104": [
+        "class B(nn.Module):\n    def forward(self, x, r):\n        x += r\n        return x\n",
+        "class B(nn.Module):\n    def forward(self, x):\n        h = torch.exp(x)\n"
+        "        saved = h\n        h *= 2\n        return h, saved\n",
+    ],
+    "PGN105": [
+        # a loader of another library may start workers by default
+        "loader = FastDataLoader(ds, persistent_workers=True)\n",
+    ],
+    "PGN504": [
+        # parameter server: zeros are accumulated into (the rule does not even fire)
+        "def apply(optimizer, params, grads):\n"
+        "    optimizer.zero_grad(set_to_none=False)\n"
+        "    for p, g in zip(params, grads):\n"
+        "        p.grad += g\n",
+        "optimizer.zero_grad(set_to_none=False)\nfor p, g in zip(ps, gs):\n    p.grad.add_(g)\n",
+        "optimizer.zero_grad(set_to_none=False)\nfor p, g in zip(ps, gs):\n"
+        "    p.grad.data.copy_(g)\n",
+        "optimizer.zero_grad(set_to_none=False)\nfor i, p in enumerate(ps):\n    p.grad[mask] = 0\n",
+        # reads .grad: a parameter without gradient would give None instead of zeros
+        "optimizer.zero_grad(set_to_none=False)\nnorms = [p.grad.norm() for p in params]\n",
+    ],
+    "PGN702": [
+        "import torch as th\ny = th.ger(a, b)\n",  # `torch` is not a name in this file
+        "import torch.nn.functional as F\ny = F.sigmoid(x)\n",
+        "from torch.nn.functional import sigmoid\ny = sigmoid(x)\n",
+    ],
+}
+
+
+def test_every_safe_fix_has_look_alikes_where_it_is_withheld() -> None:
+    safe_fixes = {code for code, rule in RULES.items() if rule.fix and not rule.unsafe_fix}
+    assert safe_fixes == set(WITHHELD)
+
+
+@pytest.mark.parametrize(
+    ("code", "source"), [(c, s) for c, sources in WITHHELD.items() for s in sources]
+)
+def test_safe_fix_is_withheld_where_it_would_change_behaviour(code: str, source: str) -> None:
+    findings = lint_source(source, Path("m.py"), LintConfig(target_torch=(2, 13)))
+    mine = [f for f in findings if f.code == code]
+    assert all(f.fix is None or f.fix.applicability == "unsafe" for f in mine)
+    assert fixed(source, unsafe=False) == source
+
+
+def test_grad_accumulating_code_is_not_flagged_by_pgn504() -> None:
+    source = WITHHELD["PGN504"][0]
+    assert "PGN504" not in {f.code for f in lint_source(source, Path("ps.py"), LintConfig())}
+    plain = "optimizer.zero_grad(set_to_none=False)\nloss.backward()\noptimizer.step()\n"
+    assert fixed(plain, unsafe=False) == "optimizer.zero_grad()\nloss.backward()\noptimizer.step()\n"
+
+
+def test_save_fix_is_not_offered_when_the_file_loads_a_whole_module() -> None:
+    source = (
+        'torch.save(model, "m.pt")\n'
+        "def restore(f):\n    model = torch.load(f, weights_only=False)\n    model.eval()\n"
+    )
+    (finding,) = [
+        f for f in lint_source(source, Path("m.py"), LintConfig()) if f.code == "PGN401"
+    ]
+    assert finding.fix is None
+    assert "PGN402" in {f.code for f in lint_source(source, Path("m.py"), LintConfig())}
+    assert "torch.save(model," in fixed(source, unsafe=True)
+    other = 'torch.save(model, "m.pt")\nstate = torch.load(f, weights_only=True)\n'
+    assert "model.state_dict()" in fixed(other, unsafe=True)

@@ -10,6 +10,7 @@ from pathlib import Path
 
 from ptgen.lint import (
     rules_correctness,
+    rules_deprecated,
     rules_device,
     rules_inplace,
     rules_perf,
@@ -33,6 +34,7 @@ RULE_MODULES = (
     rules_repro,
     rules_serial,
     rules_perf,
+    rules_deprecated,
 )
 SKIPPED_DIRS = {
     ".git",
@@ -174,6 +176,7 @@ def _fix(rule: Rule, node: ast.AST, override: str) -> Fix | None:
 
 FIX_MESSAGES = {
     "augassign": "Rewrite as an out-of-place assignment",
+    "rename-api": "Use the replacement",
     "drop-kwarg:inplace": "Remove `inplace=True`",
     "drop-kwarg:persistent_workers": "Remove `persistent_workers=True`",
     "drop-kwarg:set_to_none": "Remove `set_to_none=False`",

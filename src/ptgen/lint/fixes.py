@@ -202,12 +202,21 @@ def _augassign(node: cst.AugAssign, kind: str) -> cst.Assign | None:
     return cst.Assign(targets=[target], value=value, semicolon=node.semicolon)
 
 
+def _rename_api(node: cst.Attribute, kind: str) -> cst.BaseExpression | None:
+    """`torch.ger` -> `torch.outer`: the replacement's dotted name from the table."""
+    from ptgen.lint.rules_deprecated import replacement_for
+
+    new = replacement_for(cst.Module([]).code_for_node(node))
+    return cst.parse_expression(new) if new else None
+
+
 def _rename_attr(node: cst.Attribute, kind: str) -> cst.Attribute:
     return node.with_changes(attr=cst.Name(kind.split(":", 1)[1]))
 
 
 REWRITES: dict[str, Callable] = {
     "rename-attr": _rename_attr,
+    "rename-api": _rename_api,
     "drop-kwarg": _drop_kwarg,
     "weights-only": _weights_only,
     "state-dict": _state_dict,

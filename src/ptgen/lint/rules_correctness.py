@@ -17,13 +17,14 @@ from ptgen.lint.context import (
 )
 from ptgen.lint.model import Severity
 from ptgen.lint.patterns import is_dataloader, is_model_expr
-from ptgen.lint.registry import Hit, rule
+from ptgen.lint.registry import UNSAFE, Hit, rule
 
 NO_GRAD = ("no_grad", "inference_mode")
 EVAL_NAME_RE = re.compile(
     r"^_*(eval|evaluate|evaluation|validate|validation|val|test|predict|infer|inference)(_|$)"
 )
 DETACHING = ("item", "tolist")
+TORCH_LOADERS = ("DataLoader", "StatefulDataLoader")  # both default to num_workers=0
 
 
 def _is_no_grad(node: ast.AST) -> bool:
@@ -157,7 +158,9 @@ def persistent_workers_without_workers(ctx: FileContext) -> Iterator[Hit]:
             continue
         if workers is None or is_const(workers.value, 0):
             state = "unset (0)" if workers is None else "0"
+            # another loader class may default to worker processes: removing is then a change
+            known = call_name(call) in TORCH_LOADERS or workers is not None
             yield call, (
                 f"`persistent_workers=True` with `num_workers` {state} raises ValueError; "
                 "drop `persistent_workers` or use worker processes"
-            )
+            ), ("" if known else UNSAFE)
