@@ -67,7 +67,7 @@ def check_codes(prefixes: list[str]) -> list[str]:
     upper = [p.strip().upper() for p in prefixes if p.strip()]
     for prefix in upper:
         if prefix != "ALL" and not any(code.startswith(prefix) for code in RULES):
-            raise LintUsageError(f"{prefix!r} matches no lint rule (codes are PGN001..PGN5xx)")
+            raise LintUsageError(f"{prefix!r} matches no lint rule (codes are PGN001..PGN7xx)")
     return upper
 
 
