@@ -13,8 +13,13 @@ import pytest
 from ptgen.lint import RULES, LintConfig, Severity, lint_paths, lint_source
 
 
-def codes(source: str, target: tuple[int, int] = (2, 13), name: str = "train.py") -> list[str]:
-    config = LintConfig(target_torch=target)
+def codes(
+    source: str,
+    target: tuple[int, int] = (2, 13),
+    name: str = "train.py",
+    select: list[str] | None = None,
+) -> list[str]:
+    config = LintConfig(target_torch=target, select=select)
     return [f.code for f in lint_source(textwrap.dedent(source), Path(name), config)]
 
 
@@ -338,6 +343,45 @@ BAD: list[tuple[str, str]] = [
     ("PGN702", "import torch\nwith torch.cuda.amp.autocast():\n    y = model(x)\n"),
     ("PGN702", "import torch.nn.functional as F\ny = F.upsample(x, scale_factor=2)\n"),
     ("PGN702", "from functorch import vmap\nys = vmap(f)(xs)\n"),
+    # PGN113 weights-created-in-forward (guide)
+    (
+        "PGN113",
+        """
+        class ImageClassifier(nn.Module):
+            def forward(self, x):
+                x = F.conv2d(x, weight=self.make_weight())  # Creates weight each call!
+                return x
+    """,
+    ),
+    (
+        "PGN113",
+        """
+        class Head(nn.Module):
+            def forward(self, x):
+                return nn.Linear(x.shape[-1], 10)(x)
+    """,
+    ),
+    # PGN404 checkpoint-without-optimizer
+    (
+        "PGN404",
+        """
+        for epoch in range(epochs):
+            for x, y in loader:
+                optimizer.zero_grad()
+                F.mse_loss(model(x), y).backward()
+                optimizer.step()
+            torch.save(model.state_dict(), f"epoch{epoch}.pt")
+    """,
+    ),
+    # PGN601 undocumented-reshape (opt-in)
+    (
+        "PGN601",
+        """
+        class Net(nn.Module):
+            def forward(self, x):
+                return self.fc(x.view(x.size(0), -1))  # What size is this?
+    """,
+    ),
 ]
 
 GOOD: list[tuple[str, str]] = [
@@ -736,19 +780,51 @@ GOOD: list[tuple[str, str]] = [
         ger = "torch.ger"
     """,
     ),
+    (
+        "PGN113",
+        """
+        class Lazy(nn.Module):
+            def forward(self, x):
+                if self.proj is None:
+                    self.proj = nn.Linear(x.shape[-1], 10)
+                w = self.weight_standardized()
+                return F.conv2d(self.proj(x), w, self.bias)
+    """,
+    ),
+    (
+        "PGN404",
+        """
+        for epoch in range(epochs):
+            for x, y in loader:
+                optimizer.zero_grad()
+                F.mse_loss(model(x), y).backward()
+                optimizer.step()
+            torch.save({"model": model.state_dict(), "optimizer": optimizer.state_dict()}, p)
+        torch.save(model.state_dict(), "final.pt")
+    """,
+    ),
+    (
+        "PGN601",
+        """
+        class Net(nn.Module):
+            def forward(self, x):
+                x = x.view(x.size(0), -1)  # -> (B, C*H*W)
+                return x.flatten(1)  # (B, C*H*W)
+    """,
+    ),
 ]
 
 
 @pytest.mark.parametrize(("code", "source"), BAD, ids=[f"{c}-{i}" for i, (c, _) in enumerate(BAD)])
 def test_bad_snippet_fires(code: str, source: str) -> None:
-    assert code in codes(source)
+    assert code in codes(source, select=["ALL"])
 
 
 @pytest.mark.parametrize(
     ("code", "source"), GOOD, ids=[f"{c}-{i}" for i, (c, _) in enumerate(GOOD)]
 )
 def test_good_snippet_is_quiet(code: str, source: str) -> None:
-    assert code not in codes(source)
+    assert code not in codes(source, select=["ALL"])
 
 
 def test_every_rule_has_bad_and_good_fixtures() -> None:
@@ -876,3 +952,11 @@ def test_deprecated_and_removed_apis_follow_the_target_torch() -> None:
     assert codes("x = torch.solve(b, A)\n", target=(1, 8)) == []  # not yet deprecated
     amp = "import torch\ns = torch.cuda.amp.GradScaler()\n"
     assert codes(amp, target=(2, 3)) == [] and codes(amp, target=(2, 4)) == ["PGN702"]
+
+
+def test_style_rules_are_opt_in() -> None:
+    source = "class N(nn.Module):\n    def forward(self, x):\n        return x.view(-1)\n"
+    assert "PGN601" not in codes(source)
+    assert "PGN601" not in codes(source, select=["PGN"])
+    assert "PGN601" in codes(source, select=["PGN6"])
+    assert "PGN601" in codes(source, select=["ALL"])

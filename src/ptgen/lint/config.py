@@ -15,7 +15,8 @@ from ptgen.lint.registry import RULES
 MAX_FILE_SIZE = 1_000_000  # bytes; ~2.5 s and ~250 MB to lint (bench/bench_lint_limits.py)
 SIZE_RE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(b|kb|k|mb|m)?\s*$", re.I)
 SIZE_UNITS = {"": 1, "b": 1, "k": 1000, "kb": 1000, "m": 1_000_000, "mb": 1_000_000}
-UNKNOWN_TORCH = (2, 0)  # when torch is not installed: assume the oldest 2.x, flag more
+UNKNOWN_TORCH = (2, 0)
+OPT_IN_PREFIX = "PGN6"  # style rules: too many findings on ordinary code to be on by default  # when torch is not installed: assume the oldest 2.x, flag more
 
 
 class LintUsageError(PtgenError):
@@ -31,10 +32,15 @@ class LintConfig:
     max_file_size: int = MAX_FILE_SIZE  # bytes; larger files are reported (PGN002), not read
 
     def selects(self, code: str) -> bool:
-        """The most specific matching prefix wins; `ignore` wins a tie."""
-        chosen = -1 if self.select else 0
+        """The most specific matching prefix wins; `ignore` wins a tie.
+
+        Opt-in rules (PGN6xx, style) run only when selected by `ALL` or a prefix more
+        specific than `PGN` (`PGN6`, `PGN601`).
+        """
+        opt_in = code.startswith(OPT_IN_PREFIX)
+        chosen = -1 if self.select or opt_in else 0
         for prefix in self.select or []:
-            if prefix == "ALL" or code.startswith(prefix):
+            if prefix == "ALL" or (code.startswith(prefix) and not (opt_in and len(prefix) <= 3)):
                 chosen = max(chosen, 0 if prefix == "ALL" else len(prefix))
         dropped = max((len(p) for p in self.ignore if code.startswith(p) or p == "ALL"), default=-1)
         return chosen >= 0 and chosen > dropped
