@@ -276,6 +276,7 @@ BAD: list[tuple[str, str]] = [
     (
         "PGN108",
         """
+        import torch
         def train(model, loader, optimizer):
             for x, y in loader:
                 loss = F.mse_loss(model(x), y)
@@ -301,6 +302,14 @@ BAD: list[tuple[str, str]] = [
                 loss = F.mse_loss(model(x), y)
                 loss.backward()
                 optimizer.step()
+    """,
+    ),
+    (
+        "PGN110",
+        """
+        @torch.no_grad()
+        def train_step(model, x):
+            model(x).sum().backward()
     """,
     ),
     (
@@ -696,6 +705,7 @@ GOOD: list[tuple[str, str]] = [
     (
         "PGN108",
         """
+        import torch
         def train(model, loader, optimizer, accumulate=4):
             for i, (x, y) in enumerate(loader):
                 F.mse_loss(model(x), y).backward()
@@ -712,6 +722,11 @@ GOOD: list[tuple[str, str]] = [
             for x in loader:
                 engine.backward(engine(x))
                 engine.step()
+        def fit_epoch(self):  # d2l's MXNet trainer: step(1) (a batch size) overwrites grads
+            for batch in self.train_dataloader:
+                loss = self.model.training_step(batch)
+                loss.backward()
+                self.optim.step(1)
     """,
     ),
     (
@@ -736,6 +751,13 @@ GOOD: list[tuple[str, str]] = [
             with torch.no_grad():
                 with torch.enable_grad():
                     model(x).sum().backward()
+        def fit_epoch(self):  # d2l: backward and step under no_grad, forward outside
+            for batch in self.train_dataloader:
+                loss = self.model.training_step(batch)
+                self.optim.zero_grad()
+                with torch.no_grad():
+                    loss.backward()
+                    self.optim.step()
     """,
     ),
     # PGN111: train() back at the top of each epoch, or the step in a helper
@@ -778,6 +800,13 @@ GOOD: list[tuple[str, str]] = [
         with torch.autocast(device_type=device.type):
             y = torch.outer(torch.sigmoid(x), x)
         ger = "torch.ger"
+        try:
+            from torch import vmap
+        except ImportError:
+            from functorch import vmap
+        scaler = torch.amp.GradScaler("cuda") if _TORCH_GE_2_4 else torch.cuda.amp.GradScaler()
+        if Version(torch.__version__) < Version("1.8"):
+            outer = torch.ger
     """,
     ),
     (

@@ -252,8 +252,8 @@ WITHHELD: dict[str, list[str]] = {
     ],
     "PGN702": [
         "import torch as th\ny = th.ger(a, b)\n",  # `torch` is not a name in this file
-        "import torch.nn.functional as F\ny = F.sigmoid(x)\n",
-        "from torch.nn.functional import sigmoid\ny = sigmoid(x)\n",
+        "import torch.nn.functional as F\ny = F.upsample(x, scale_factor=2)\n",
+        "from torch.nn.functional import upsample\ny = upsample(x, scale_factor=2)\n",
     ],
 }
 

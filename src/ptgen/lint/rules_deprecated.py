@@ -8,6 +8,7 @@ removed it. A fix is offered only where the replacement takes the same arguments
 from __future__ import annotations
 
 import ast
+import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 
@@ -26,6 +27,7 @@ class Api:
 
 
 TORCH_1_9 = (1, 9)
+COMPAT_TEST_RE = re.compile(r"version|VERSION|_TORCH_|GREATER|LESS|hasattr|_AVAILABLE")
 DEPRECATED: dict[str, Api] = {
     "torch.solve": Api(TORCH_1_9, (1, 13), "torch.linalg.solve"),
     "torch.symeig": Api(TORCH_1_9, (1, 13), "torch.linalg.eigh"),
@@ -47,8 +49,6 @@ DEPRECATED: dict[str, Api] = {
     "torch.nn.functional.upsample": Api(
         (0, 4), None, "torch.nn.functional.interpolate", same_arguments=True
     ),
-    "torch.nn.functional.sigmoid": Api((0, 4), None, "torch.sigmoid", same_arguments=True),
-    "torch.nn.functional.tanh": Api((0, 4), None, "torch.tanh", same_arguments=True),
     "torch.testing.assert_allclose": Api((1, 12), None, "torch.testing.assert_close"),
     "torch.nn.utils.weight_norm": Api((2, 1), None, "torch.nn.utils.parametrizations.weight_norm"),
     "torch.utils._pytree._register_pytree_node": Api(
@@ -71,20 +71,32 @@ def _version(v: tuple[int, int]) -> str:
 
 
 def _uses(ctx: FileContext) -> Iterator[tuple[ast.AST, str]]:
-    """Every reference to a table entry: attribute chains, called names, `from` imports."""
-    for node in ctx.of_type(ast.Attribute, ast.Name):
+    """References to a table entry: attribute chains and `from` imports (a bare name is
+    reported at its import, once), outside version-compatibility fallbacks."""
+    for node in ctx.of_type(ast.Attribute):
         if isinstance(ctx.parents.get(node), ast.Attribute):
             continue  # only the whole chain (`torch.cuda.amp.autocast`, not `torch.cuda`)
-        if isinstance(node, ast.Name) and not isinstance(node.ctx, ast.Load):  # type: ignore[attr-defined]
-            continue
         name = qualified(ctx, node)
-        if name in DEPRECATED and (isinstance(node, ast.Attribute) or node.id in aliases(ctx)):  # type: ignore[attr-defined]
+        if name in DEPRECATED and not compat_fallback(ctx, node):
             yield node, name
     for node in ctx.of_type(ast.ImportFrom):
         for alias in node.names:  # type: ignore[attr-defined]
             name = f"{node.module}.{alias.name}"  # type: ignore[attr-defined]
-            if name in DEPRECATED:
+            if name in DEPRECATED and not compat_fallback(ctx, node):
                 yield node, name
+
+
+def compat_fallback(ctx: FileContext, node: ast.AST) -> bool:
+    """Code for old torch releases only: in an `except` handler (`except ImportError:
+    from functorch import vmap`) or under a test of the version or of `hasattr`."""
+    for parent in ctx.ancestors(node):
+        if isinstance(parent, ast.ExceptHandler):
+            return True
+        if isinstance(parent, (ast.If, ast.IfExp)) and COMPAT_TEST_RE.search(
+            ctx.segment(parent.test)
+        ):
+            return True
+    return False
 
 
 def _found(ctx: FileContext, removed: bool) -> Iterator[tuple[ast.AST, str, Api]]:

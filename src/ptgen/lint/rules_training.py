@@ -16,7 +16,7 @@ from ptgen.lint.context import (
     kwarg,
     receiver,
 )
-from ptgen.lint.dataflow import last_binding, produced_by, qualified
+from ptgen.lint.dataflow import aliases, last_binding, produced_by, qualified
 from ptgen.lint.model import Severity
 from ptgen.lint.patterns import (
     is_backward,
@@ -109,9 +109,11 @@ def _function_text(ctx: FileContext, node: ast.AST) -> str:
     "A loop that runs `backward()` and `optimizer.step()` with no `zero_grad()` in the function.",
 )
 def step_without_zero_grad(ctx: FileContext) -> Iterator[Hit]:
+    if not any(v.split(".")[0] == "torch" for v in aliases(ctx).values()):
+        return  # not torch code (MXNet's trainer.step overwrites gradients)
     backward_loops = {id(nearest_loop(ctx, c)) for c in ctx.calls if is_backward(c)}
     for call in ctx.calls:
-        if not is_optimizer_step(call):
+        if not is_optimizer_step(call) or (call.args and isinstance(call.args[0], ast.Constant)):
             continue
         loop = nearest_loop(ctx, call)
         if loop is None or id(loop) not in backward_loops:
@@ -168,29 +170,22 @@ def _under_no_grad(ctx: FileContext, node: ast.AST) -> ast.AST | None:
     "PGN110",
     "backward-under-no-grad",
     Severity.ERROR,
-    "`loss.backward()` inside `torch.no_grad()` / `inference_mode()`, or on a loss computed there.",
+    "`loss.backward()` on a loss computed inside `torch.no_grad()` / `inference_mode()`.",
 )
 def backward_under_no_grad(ctx: FileContext) -> Iterator[Hit]:
+    """Backward itself may run under no_grad (d2l does, to keep clipping and the step out
+    of the graph); what fails is a loss whose forward pass ran there."""
     for call in ctx.calls:
-        if not is_backward(call):
+        loss = receiver(call)
+        if not is_backward(call) or loss is None:
             continue
-        if _under_no_grad(ctx, call) is not None:
+        made = last_binding(ctx, loss.id, call) if isinstance(loss, ast.Name) else loss
+        if made is not None and _under_no_grad(ctx, made) is not None:
+            what = ast.unparse(loss)[:40]
             yield call, (
-                f"`{ast.unparse(call)[:50]}` runs under no_grad/inference_mode: the forward "
-                "pass recorded no graph, so backward raises; keep the training step outside it"
+                f"`{what}` was computed under no_grad/inference_mode, so `{what}.backward()` "
+                "has no graph to go through; run the forward pass with gradients enabled"
             )
-        elif isinstance(receiver(call), ast.Name) and _computed_without_grad(ctx, call):
-            name = receiver(call).id  # type: ignore[union-attr]
-            yield call, (
-                f"`{name}` was computed inside a no_grad block, so `{name}.backward()` has no "
-                "graph to go through; compute the loss with gradients enabled"
-            )
-
-
-def _computed_without_grad(ctx: FileContext, call: ast.Call) -> bool:
-    name = receiver(call).id  # type: ignore[union-attr]
-    value = last_binding(ctx, name, call)
-    return value is not None and _under_no_grad(ctx, value) is not None
 
 
 def _training_loop_calls(ctx: FileContext, loop: ast.AST) -> list[ast.Call]:
