@@ -11,6 +11,12 @@ from ptgen.lint.model import Severity
 from ptgen.lint.patterns import is_backward, is_optimizer_step, is_torch_call
 from ptgen.lint.registry import Hit, rule
 
+# nn classes that own trainable weights (an `nn.Softmax()` built per call is harmless)
+WEIGHTED_LAYER_RE = re.compile(
+    r"^(Lazy)?(Linear|Bilinear|Conv\w*|ConvTranspose\w*|BatchNorm\w*|SyncBatchNorm|LayerNorm|"
+    r"GroupNorm|InstanceNorm\w*|RMSNorm|Embedding\w*|LSTM\w*|GRU\w*|RNN\w*|"
+    r"MultiheadAttention|Transformer\w*|PReLU|Parameter)$"
+)
 FUNCTIONAL_WITH_WEIGHT = {"conv1d", "conv2d", "conv3d", "linear", "bilinear", "embedding"}
 MAKES_RE = re.compile(r"^_*(make|create|new|build|init|random)_?", re.I)
 RESHAPES = {"view", "reshape", "flatten"}
@@ -31,7 +37,7 @@ def _creates_weights(ctx: FileContext, call: ast.Call) -> str:
     """What `call` creates on every forward: a layer, a Parameter, or a fresh weight."""
     name = dotted(call.func)
     parts = name.split(".")
-    if len(parts) >= 2 and parts[-2] == "nn" and parts[-1][:1].isupper():
+    if len(parts) >= 2 and parts[-2] == "nn" and WEIGHTED_LAYER_RE.match(parts[-1]):
         parent = ctx.parents.get(call)
         targets = getattr(parent, "targets", [])
         if any(dotted(t).startswith("self.") for t in targets):
