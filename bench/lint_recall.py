@@ -47,7 +47,8 @@ MUTATIONS: list[tuple[str, str, str, str, str]] = [
     (BIC, "                bic_optimizer.zero_grad()\n", "", "PGN108", ""),
     (
         BIC,
-        "        for param in self.bias_layer.parameters():\n            param.requires_grad = True",
+        "        for param in self.bias_layer.parameters():\n"
+        "            param.requires_grad = True",
         "        for param in self.bias_layer.parameters():\n            param.require_grad = True",
         "PGN109",
         "TOR002",
@@ -108,7 +109,8 @@ MUTATIONS: list[tuple[str, str, str, str, str]] = [
     (
         MLP,
         "        x = self.fc2(x)\n        x = self.drop2(x)\n        return x\n\n\nclass GluMlp",
-        "        x = nn.Linear(x.shape[-1], 8)(x)\n        x = self.drop2(x)\n        return x\n\n\n"
+        "        x = nn.Linear(x.shape[-1], 8)(x)\n        x = self.drop2(x)\n"
+        "        return x\n\n\n"
         "class GluMlp",
         "PGN113",
         "",
@@ -116,7 +118,8 @@ MUTATIONS: list[tuple[str, str, str, str, str]] = [
     (
         UPDATABLE,
         "            agent_state.opt.step()\n",
-        '            agent_state.opt.step()\n        torch.save(agent_state.model.state_dict(), "c.pt")\n',
+        "            agent_state.opt.step()\n"
+        '        torch.save(agent_state.model.state_dict(), "c.pt")\n',
         "PGN404",
         "",
     ),
@@ -167,8 +170,10 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as folder:
         rows = measure(args.tree, Path(folder))
     for row in rows:
-        print(f"{row['rule']}  ptgen {'found' if row['ptgen'] else 'MISSED':6s}  "
-              f"torchfix {'found' if row['torchfix'] else '-':6s}  {row['file']}")
+        print(
+            f"{row['rule']}  ptgen {'found' if row['ptgen'] else 'MISSED':6s}  "
+            f"torchfix {'found' if row['torchfix'] else '-':6s}  {row['file']}"
+        )
     found = sum(bool(r["ptgen"]) for r in rows)
     theirs = sum(bool(r["torchfix"]) for r in rows)
     print(f"recall: ptgen lint {found}/{len(rows)}, TorchFix 0.7 {theirs}/{len(rows)}")

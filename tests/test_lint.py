@@ -23,6 +23,13 @@ def codes(
     return [f.code for f in lint_source(textwrap.dedent(source), Path(name), config)]
 
 
+EPOCH_LOOP = """
+        for epoch in range(epochs):
+            for x, y in loader:
+                optimizer.zero_grad()
+                F.mse_loss(model(x), y).backward()
+                optimizer.step()"""
+
 BAD: list[tuple[str, str]] = [
     # PGN101 no-grad-in-train-mode (guide)
     (
@@ -373,12 +380,7 @@ BAD: list[tuple[str, str]] = [
     # PGN404 checkpoint-without-optimizer
     (
         "PGN404",
-        """
-        for epoch in range(epochs):
-            for x, y in loader:
-                optimizer.zero_grad()
-                F.mse_loss(model(x), y).backward()
-                optimizer.step()
+        EPOCH_LOOP + """
             torch.save(model.state_dict(), f"epoch{epoch}.pt")
     """,
     ),
@@ -823,12 +825,7 @@ GOOD: list[tuple[str, str]] = [
     ),
     (
         "PGN404",
-        """
-        for epoch in range(epochs):
-            for x, y in loader:
-                optimizer.zero_grad()
-                F.mse_loss(model(x), y).backward()
-                optimizer.step()
+        EPOCH_LOOP + """
             torch.save({"model": model.state_dict(), "optimizer": optimizer.state_dict()}, p)
         torch.save(model.state_dict(), "final.pt")
     """,

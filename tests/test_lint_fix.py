@@ -246,7 +246,7 @@ WITHHELD: dict[str, list[str]] = {
         "optimizer.zero_grad(set_to_none=False)\nfor p, g in zip(ps, gs):\n    p.grad.add_(g)\n",
         "optimizer.zero_grad(set_to_none=False)\nfor p, g in zip(ps, gs):\n"
         "    p.grad.data.copy_(g)\n",
-        "optimizer.zero_grad(set_to_none=False)\nfor i, p in enumerate(ps):\n    p.grad[mask] = 0\n",
+        "optimizer.zero_grad(set_to_none=False)\nfor p in ps:\n    p.grad[mask] = 0\n",
         # reads .grad: a parameter without gradient would give None instead of zeros
         "optimizer.zero_grad(set_to_none=False)\nnorms = [p.grad.norm() for p in params]\n",
     ],
@@ -277,7 +277,9 @@ def test_grad_accumulating_code_is_not_flagged_by_pgn504() -> None:
     source = WITHHELD["PGN504"][0]
     assert "PGN504" not in {f.code for f in lint_source(source, Path("ps.py"), LintConfig())}
     plain = "optimizer.zero_grad(set_to_none=False)\nloss.backward()\noptimizer.step()\n"
-    assert fixed(plain, unsafe=False) == "optimizer.zero_grad()\nloss.backward()\noptimizer.step()\n"
+    assert (
+        fixed(plain, unsafe=False) == "optimizer.zero_grad()\nloss.backward()\noptimizer.step()\n"
+    )
 
 
 def test_save_fix_is_not_offered_when_the_file_loads_a_whole_module() -> None:
@@ -285,9 +287,7 @@ def test_save_fix_is_not_offered_when_the_file_loads_a_whole_module() -> None:
         'torch.save(model, "m.pt")\n'
         "def restore(f):\n    model = torch.load(f, weights_only=False)\n    model.eval()\n"
     )
-    (finding,) = [
-        f for f in lint_source(source, Path("m.py"), LintConfig()) if f.code == "PGN401"
-    ]
+    (finding,) = [f for f in lint_source(source, Path("m.py"), LintConfig()) if f.code == "PGN401"]
     assert finding.fix is None
     assert "PGN402" in {f.code for f in lint_source(source, Path("m.py"), LintConfig())}
     assert "torch.save(model," in fixed(source, unsafe=True)

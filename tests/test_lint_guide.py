@@ -161,5 +161,5 @@ def test_the_docs_table_names_the_same_rules() -> None:
     table = docs[docs.index("## The guide's snippets") :]
     rows = [line for line in table.splitlines() if line.startswith("| Bad ")]
     assert len(rows) == len(BAD_RULES)
-    for row, rules in zip(rows, BAD_RULES):
+    for row, rules in zip(rows, BAD_RULES, strict=True):
         assert set(re.findall(r"PGN\d{3}", row)) == rules, row

@@ -137,9 +137,7 @@ def _report(
     return reporters.REPORTERS[output_format.value](findings, unsafe)
 
 
-def _apply_fixes(
-    targets: list[Path], config: object, unsafe: bool, diff: bool, show: bool
-) -> None:
+def _apply_fixes(targets: list[Path], config: object, unsafe: bool, diff: bool, show: bool) -> None:
     from ptgen.lint import fix_paths
     from ptgen.lint.reporters import fixed_enumeration
 

@@ -15,8 +15,8 @@ from ptgen.lint.registry import RULES
 MAX_FILE_SIZE = 1_000_000  # bytes; ~2.5 s and ~250 MB to lint (bench/bench_lint_limits.py)
 SIZE_RE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(b|kb|k|mb|m)?\s*$", re.I)
 SIZE_UNITS = {"": 1, "b": 1, "k": 1000, "kb": 1000, "m": 1_000_000, "mb": 1_000_000}
-UNKNOWN_TORCH = (2, 0)
-OPT_IN_PREFIX = "PGN6"  # style rules: too many findings on ordinary code to be on by default  # when torch is not installed: assume the oldest 2.x, flag more
+UNKNOWN_TORCH = (2, 0)  # when torch is not installed: assume the oldest 2.x, flag more
+OPT_IN_PREFIX = "PGN6"  # style rules: too many findings on ordinary code to be on by default
 
 
 class LintUsageError(PtgenError):

@@ -41,19 +41,35 @@ def qualified(ctx: FileContext, node: ast.AST) -> str:
     return f"{full}.{rest}" if rest else full
 
 
-def last_binding(ctx: FileContext, name: str, before: ast.AST) -> ast.AST | None:
-    """The value last assigned to the plain name `name` in `before`'s scope, before it."""
-    scope, where = ctx.scope(before), position(before)
-    value = None
-    for node in ctx.of_type(ast.Assign, ast.AnnAssign):
+BINDINGS = (ast.Assign, ast.AnnAssign, ast.AugAssign, ast.For, ast.AsyncFor, ast.With)
+
+
+def binding_statement(ctx: FileContext, name: str, before: ast.AST) -> ast.AST | None:
+    """The last statement in `before`'s scope, ending before it, that binds `name`."""
+    scope, where, found = ctx.scope(before), position(before), None
+    for node in ctx.of_type(*BINDINGS):
         if position(node) >= where:
             break
-        if ctx.scope(node) is not scope:
-            continue
-        targets = node.targets if isinstance(node, ast.Assign) else [node.target]  # type: ignore[attr-defined]
-        if any(isinstance(t, ast.Name) and t.id == name for t in targets):
-            value = node.value  # type: ignore[attr-defined]
-    return value
+        ends_before = (node.end_lineno, node.end_col_offset) <= where  # type: ignore[attr-defined]
+        if ends_before and ctx.scope(node) is scope and name in _bound(node):
+            found = node
+    return found
+
+
+def last_binding(ctx: FileContext, name: str, before: ast.AST) -> ast.AST | None:
+    """The value last assigned to `name` before `before` (None: unknown or not assigned)."""
+    statement = binding_statement(ctx, name, before)
+    if isinstance(statement, (ast.Assign, ast.AnnAssign)):
+        return statement.value
+    return None
+
+
+def _bound(node: ast.AST) -> set[str]:
+    if isinstance(node, ast.With):
+        targets = [i.optional_vars for i in node.items if i.optional_vars is not None]
+    else:
+        targets = getattr(node, "targets", None) or [node.target]  # type: ignore[attr-defined]
+    return {n.id for t in targets for n in ast.walk(t) if isinstance(n, ast.Name)}
 
 
 def producer(ctx: FileContext, expr: ast.AST) -> ast.AST | None:

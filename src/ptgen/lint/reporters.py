@@ -46,7 +46,7 @@ def fixes_shown(findings: list[Finding], unsafe: bool = False) -> str:
     """Text output with each fix under its finding: what it does and whether it is applied."""
     lines = text(findings, unsafe).splitlines()
     out = []
-    for line, finding in zip(lines, findings):
+    for line, finding in zip(lines, findings, strict=False):  # lines also has a summary
         out.append(line)
         if finding.fix is not None:
             applied = "applied by --fix" if finding.fixable(False) else "needs --unsafe-fixes"

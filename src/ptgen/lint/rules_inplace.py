@@ -13,7 +13,9 @@ import ast
 from collections.abc import Iterator
 
 from ptgen.lint.context import FileContext, call_name, dotted, is_const, kwarg, position
+from ptgen.lint.dataflow import binding_statement
 from ptgen.lint.model import Severity
+from ptgen.lint.patterns import in_forward
 from ptgen.lint.registry import NO_FIX, UNSAFE, Hit, rule
 from ptgen.lint.rules_correctness import no_grad_regions
 
@@ -35,50 +37,24 @@ SAVES_OUTPUT = {
     "celu",
     "hardtanh",
 }
-BINDINGS = (ast.Assign, ast.AnnAssign, ast.AugAssign, ast.For, ast.AsyncFor, ast.With)
 
 
 def _checked_scope(ctx: FileContext, node: ast.AST) -> bool:
     """In an `nn.Module.forward` (or at module level, as in the guide), outside no_grad."""
-    scope = ctx.scope(node)
-    in_forward = (
-        isinstance(scope, ast.FunctionDef)
-        and scope.name == "forward"
-        and isinstance(ctx.parents.get(scope), ast.ClassDef)
-    )
-    if not (in_forward or scope is ctx.tree):
+    if not (in_forward(ctx, node) or ctx.scope(node) is ctx.tree):
         return False
     return not any(
         any(a is region for a in ctx.ancestors(node)) for region, _ in no_grad_regions(ctx)
     )
 
 
-def _binding(ctx: FileContext, name: str, before: ast.AST) -> ast.AST | None:
-    """The last statement in `before`'s scope, before it, that binds `name`."""
-    scope, where, found = ctx.scope(before), position(before), None
-    for node in ctx.of_type(*BINDINGS):
-        if position(node) >= where:
-            break
-        ends_before = (node.end_lineno, node.end_col_offset) <= where  # type: ignore[attr-defined]
-        if ends_before and ctx.scope(node) is scope and name in _bound(node):
-            found = node
-    return found
-
-
-def _bound(node: ast.AST) -> set[str]:
-    if isinstance(node, ast.With):
-        targets = [i.optional_vars for i in node.items if i.optional_vars is not None]
-    else:
-        targets = getattr(node, "targets", None) or [node.target]  # type: ignore[attr-defined]
-    return {n.id for t in targets for n in ast.walk(t) if isinstance(n, ast.Name)}
-
-
 def _saving_op(binding: ast.AST | None) -> str:
     """`relu` for `x = F.relu(...)` / `x = self.relu(x)`; "" for anything else."""
     value = getattr(binding, "value", None)
-    single = isinstance(binding, (ast.Assign, ast.AnnAssign)) and len(
-        getattr(binding, "targets", [binding])
-    ) == 1
+    single = (
+        isinstance(binding, (ast.Assign, ast.AnnAssign))
+        and len(getattr(binding, "targets", [binding])) == 1
+    )
     if not single or not isinstance(value, ast.Call):
         return ""
     last = call_name(value).rstrip("_").lower()
@@ -105,9 +81,12 @@ def _parameters(scope: ast.AST) -> set[str]:
 
 def hazard(ctx: FileContext, name: str, at: ast.AST) -> tuple[str, str] | None:
     """(why changing `name` in place at `at` is unsafe, fix applicability) or None if harmless."""
-    binding = _binding(ctx, name, at)
+    binding = binding_statement(ctx, name, at)
     if binding is None and name in _parameters(ctx.scope(at)):
-        return "is the forward's input (the caller's tensor; a leaf that requires grad raises)", UNSAFE
+        return (
+            "is the forward's input (the caller's tensor; a leaf that requires grad raises)",
+            UNSAFE,
+        )
     if binding is None and ctx.scope(at) is ctx.tree:
         return "comes from elsewhere and may be needed by autograd", UNSAFE
     op = _saving_op(binding)
@@ -124,7 +103,9 @@ def _aliases_input(binding: ast.AST) -> bool:
     if not isinstance(value, ast.Call):
         return False
     inplace = kwarg(value, "inplace")
-    return call_name(value).endswith("_") or (inplace is not None and not is_const(inplace.value, False))
+    return call_name(value).endswith("_") or (
+        inplace is not None and not is_const(inplace.value, False)
+    )
 
 
 @rule(

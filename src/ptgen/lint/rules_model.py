@@ -8,7 +8,7 @@ from collections.abc import Iterator
 
 from ptgen.lint.context import FileContext, call_name, dotted, receiver
 from ptgen.lint.model import Severity
-from ptgen.lint.patterns import is_backward, is_optimizer_step, is_torch_call
+from ptgen.lint.patterns import in_forward, is_backward, is_optimizer_step, is_torch_call
 from ptgen.lint.registry import Hit, rule
 
 # nn classes that own trainable weights (an `nn.Softmax()` built per call is harmless)
@@ -23,16 +23,6 @@ RESHAPES = {"view", "reshape", "flatten"}
 SHAPE_COMMENT_RE = re.compile(r"#.*(->|[(\[][^)\]]*,[^)\]]*[)\]]|shape)", re.I)
 
 
-def _forward(ctx: FileContext, node: ast.AST, method: bool = True) -> bool:
-    """In a function named `forward` (a method of a class, when `method`)."""
-    scope = ctx.scope(node)
-    return (
-        isinstance(scope, ast.FunctionDef)
-        and scope.name == "forward"
-        and (not method or isinstance(ctx.parents.get(scope), ast.ClassDef))
-    )
-
-
 def _creates_weights(ctx: FileContext, call: ast.Call) -> str:
     """What `call` creates on every forward: a layer, a Parameter, or a fresh weight."""
     name = dotted(call.func)
@@ -44,8 +34,10 @@ def _creates_weights(ctx: FileContext, call: ast.Call) -> str:
             return ""  # lazily built and registered on the module: it is trained
         return f"`{name}(...)`"
     if call_name(call) in FUNCTIONAL_WITH_WEIGHT and len(call.args) + len(call.keywords) >= 2:
-        weight = call.args[1] if len(call.args) > 1 else getattr(
-            next((k for k in call.keywords if k.arg == "weight"), None), "value", None
+        weight = (
+            call.args[1]
+            if len(call.args) > 1
+            else getattr(next((k for k in call.keywords if k.arg == "weight"), None), "value", None)
         )
         if isinstance(weight, ast.Call) and MAKES_RE.match(call_name(weight)):
             return f"the weight `{ast.unparse(weight)[:40]}`"
@@ -60,7 +52,7 @@ def _creates_weights(ctx: FileContext, call: ast.Call) -> str:
 )
 def weights_created_in_forward(ctx: FileContext) -> Iterator[Hit]:
     for call in ctx.calls:
-        if not _forward(ctx, call):
+        if not in_forward(ctx, call):
             continue
         what = _creates_weights(ctx, call)
         if what:
@@ -116,7 +108,7 @@ def checkpoint_without_optimizer(ctx: FileContext) -> Iterator[Hit]:
 )
 def undocumented_reshape(ctx: FileContext) -> Iterator[Hit]:
     for call in ctx.calls:
-        if call_name(call) not in RESHAPES or not _forward(ctx, call, method=False):
+        if call_name(call) not in RESHAPES or not in_forward(ctx, call, method=False):
             continue
         line = ctx.lines[call.lineno - 1] if call.lineno <= len(ctx.lines) else ""
         if not SHAPE_COMMENT_RE.search(line):

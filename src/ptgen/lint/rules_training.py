@@ -34,11 +34,13 @@ REQUIRES_GRAD_TYPOS = {"require_grad", "requires_grads", "require_grads", "requi
 CLEARS_GRADS_RE = re.compile(
     r"zero_grad|\.grad\s*=\s*None|\.grad(\.data)?\.zero_\(|\.grad(\.data)?\.detach_\("
 )
-EVAL_SPLIT_RE = re.compile(r"(^|[^a-z])(val|valid|validation|test|testing|eval|evaluation|dev)([^a-z]|$)", re.I)
+EVAL_SPLIT_RE = re.compile(
+    r"(^|[^a-z])(val|valid|validation|test|testing|eval|evaluation|dev)([^a-z]|$)", re.I
+)
 
 
 def _criteria(ctx: FileContext, loss_class: str) -> set[str]:
-    """Names bound to an instance of `loss_class` anywhere in the file (`criterion`, `self.loss`)."""
+    """Names bound to a `loss_class` instance anywhere in the file (`criterion`, `self.loss`)."""
     names = set()
     for node in ctx.of_type(ast.Assign):
         value = node.value  # type: ignore[attr-defined]
@@ -191,9 +193,7 @@ def backward_under_no_grad(ctx: FileContext) -> Iterator[Hit]:
 def _training_loop_calls(ctx: FileContext, loop: ast.AST) -> list[ast.Call]:
     scope = ctx.scope(loop)
     return [
-        c
-        for c in ctx.calls
-        if ctx.scope(c) is scope and any(a is loop for a in ctx.ancestors(c))
+        c for c in ctx.calls if ctx.scope(c) is scope and any(a is loop for a in ctx.ancestors(c))
     ]
 
 
@@ -205,7 +205,7 @@ def _training_loop_calls(ctx: FileContext, loop: ast.AST) -> list[ast.Call]:
 )
 def eval_without_train(ctx: FileContext) -> Iterator[Hit]:
     evals = [c for c in ctx.calls if call_name(c) == "eval" and is_model_expr(receiver(c))]
-    for loop in {id(l): l for c in evals if (l := _outermost_loop(ctx, c))}.values():
+    for loop in {id(o): o for c in evals if (o := _outermost_loop(ctx, c))}.values():
         inside = _training_loop_calls(ctx, loop)
         if not any(is_backward(c) or is_optimizer_step(c) for c in inside):
             continue
