@@ -293,3 +293,10 @@ def test_save_fix_is_not_offered_when_the_file_loads_a_whole_module() -> None:
     assert "torch.save(model," in fixed(source, unsafe=True)
     other = 'torch.save(model, "m.pt")\nstate = torch.load(f, weights_only=True)\n'
     assert "model.state_dict()" in fixed(other, unsafe=True)
+
+
+def test_weights_only_fix_is_not_offered_when_the_file_saves_a_whole_module() -> None:
+    source = 'torch.save(model, "m.pt")\nmodel = torch.load("m.pt", weights_only=False)\n'
+    found = {f.code: f for f in lint_source(source, Path("m.py"), LintConfig())}
+    assert found["PGN402"].fix is None and found["PGN401"].fix is None
+    assert fixed(source, unsafe=True) == source

@@ -81,17 +81,23 @@ def load_without_weights_only(ctx: FileContext) -> Iterator[Hit]:
         if not is_torch_call(call, "load") or has_unpacking(call):
             continue
         flag = kwarg(call, "weights_only")
+        # the file pickles whole modules: `weights_only=True` could not load them back
+        fix = NO_FIX if _saves_whole_module(ctx) else ""
         if flag is not None and is_const(flag.value, False):
             yield call, (
                 "`torch.load(..., weights_only=False)` runs arbitrary code from the file; "
                 "load tensors with `weights_only=True`"
-            )
+            ), fix
         elif flag is None and ctx.target_torch < WEIGHTS_ONLY_DEFAULT:
             version = ".".join(map(str, ctx.target_torch))
             yield call, (
                 "`torch.load` without `weights_only=True` unpickles arbitrary code on torch "
                 f"{version} (< 2.6); pass `weights_only=True`"
-            )
+            ), fix
+
+
+def _saves_whole_module(ctx: FileContext) -> bool:
+    return any(is_torch_call(c, "save") and c.args and is_model_expr(c.args[0]) for c in ctx.calls)
 
 
 @rule(
