@@ -125,3 +125,35 @@ def test_pre_commit_hook_definition() -> None:
     text = (Path(__file__).resolve().parent.parent / ".pre-commit-hooks.yaml").read_text()
     assert "id: ptgen-lint" in text and "entry: ptgen lint" in text
     assert "language: python" in text and "types: [python]" in text
+
+
+def test_statistics_counts_per_code(tmp_path: Path) -> None:
+    text = BAD + "opt.zero_grad(set_to_none=False)\nx.cuda()\n"
+    result = runner.invoke(app, ["lint", str(write(tmp_path, text)), "--statistics"])
+    assert result.exit_code == 1
+    assert result.output.splitlines() == [
+        "    2  PGN504  [*] zero-grad-set-to-none-false",
+        "    1  PGN201  [ ] hardcoded-cuda",
+        "    1  PGN401  [ ] save-whole-module",
+    ]
+
+
+def test_show_fixes_lists_each_fix_and_what_was_fixed(tmp_path: Path) -> None:
+    path = write(tmp_path)
+    shown = runner.invoke(app, ["lint", str(path), "--show-fixes"]).output.splitlines()
+    at = shown.index(next(x for x in shown if "PGN504" in x))
+    assert shown[at + 1] == "    fix (safe, applied by --fix): Remove `set_to_none=False`"
+    assert shown[at + 2] == "      -> `opt.zero_grad()`"
+    unsafe = shown.index(next(x for x in shown if "PGN401" in x))
+    assert "fix (unsafe, needs --unsafe-fixes)" in shown[unsafe + 1]
+    fixed = runner.invoke(app, ["lint", str(path), "--fix", "--show-fixes"])
+    assert f"Fixed 1 finding:\n- {path}:\n    1 x PGN504 (zero-grad-set-to-none-false)" in (
+        fixed.output
+    )
+
+
+def test_help_explains_the_new_options() -> None:
+    result = runner.invoke(app, ["lint", "--help"], env={"COLUMNS": "200"})
+    for option in ("--statistics", "--show-fixes", "--max-file-size"):
+        assert option in result.output
+    assert "PGN002" in result.output

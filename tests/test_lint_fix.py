@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from ptgen.lint import LintConfig, fix_paths, lint_source
+from ptgen.lint import RULES, LintConfig, fix_paths, lint_source
 from ptgen.lint.fixes import fix_source
 
 SAFE: list[tuple[str, str]] = [
@@ -38,12 +38,14 @@ SAFE: list[tuple[str, str]] = [
         """\
         class Block(nn.Module):
             def forward(self, x, residual):
+                x = torch.sigmoid(self.fc(x))
                 x += residual  # skip connection
                 return x
         """,
         """\
         class Block(nn.Module):
             def forward(self, x, residual):
+                x = torch.sigmoid(self.fc(x))
                 x = x + residual  # skip connection
                 return x
         """,
@@ -52,16 +54,36 @@ SAFE: list[tuple[str, str]] = [
         """\
         class Block(nn.Module):
             def forward(self, x, a, b):
-                x -= a + b
-                x *= a * b
-                return x
+                h = self.act(x).tanh()
+                h -= a + b
+                y = torch.exp(h)
+                y *= a * b
+                return y
         """,
         """\
         class Block(nn.Module):
             def forward(self, x, a, b):
-                x = x - (a + b)
-                x = x * (a * b)
-                return x
+                h = self.act(x).tanh()
+                h = h - (a + b)
+                y = torch.exp(h)
+                y = y * (a * b)
+                return y
+        """,
+    ),
+    (
+        """\
+        class Block(nn.Module):
+            def forward(self, x):
+                h = torch.tanh(self.fc(x))
+                h = F.relu(h, inplace=True)
+                return h
+        """,
+        """\
+        class Block(nn.Module):
+            def forward(self, x):
+                h = torch.tanh(self.fc(x))
+                h = F.relu(h)
+                return h
         """,
     ),
     (
@@ -71,6 +93,45 @@ SAFE: list[tuple[str, str]] = [
 ]
 
 UNSAFE: list[tuple[str, str]] = [
+    # the forward's input: in place, the caller's tensor changes too; out of place it does not
+    (
+        """\
+        class Block(nn.Module):
+            def forward(self, x, residual):
+                x += residual
+                return x
+        """,
+        """\
+        class Block(nn.Module):
+            def forward(self, x, residual):
+                x = x + residual
+                return x
+        """,
+    ),
+    # another name reads the tensor before the change, so it sees the in-place update
+    (
+        """\
+        class Block(nn.Module):
+            def forward(self, x):
+                h = torch.sigmoid(x)
+                self.cache.append(h)
+                h += 1
+                return h
+        """,
+        """\
+        class Block(nn.Module):
+            def forward(self, x):
+                h = torch.sigmoid(x)
+                self.cache.append(h)
+                h = h + 1
+                return h
+        """,
+    ),
+    # relu(inplace=True) returns its input: `x` and the outer tensor are one object
+    (
+        "x = F.relu(x, inplace=True)\nx += residual\n",
+        "x = F.relu(x)\nx = x + residual\n",  # and PGN103's unsafe fix
+    ),
     (
         'torch.save(model, "model.pt")  # whole module\n',
         'torch.save(model.state_dict(), "model.pt")  # whole module\n',
@@ -122,7 +183,7 @@ def test_fixed_code_lints_clean_for_the_fixed_rules() -> None:
     for before, _ in SAFE:
         after = fixed(before, unsafe=False)
         left = {f.code for f in lint_source(after, Path("m.py"), LintConfig())}
-        assert not left & {"PGN104", "PGN105", "PGN504"}
+        assert not left & {"PGN103", "PGN104", "PGN105", "PGN504"}
 
 
 def test_noqa_is_honoured_by_fixing() -> None:
@@ -154,3 +215,88 @@ def test_edits_describe_the_fix() -> None:
         1,
         49,
     )
+
+
+# Look-alikes of every rule with a safe fix, where that fix would change what the code
+# does: the finding may stay, but `--fix` (safe only) must leave the file as it is.
+WITHHELD: dict[str, list[str]] = {
+    "PGN103": [
+        # a bare call: without inplace=True it computes a value nobody keeps
+        "class B(nn.Module):\n    def forward(self, x):\n        h = torch.tanh(x)\n"
+        "        F.relu(h, inplace=True)\n        return h\n",
+        # the forward's input: in place, the caller's tensor changes too
+        "class B(nn.Module):\n    def forward(self, x):\n        x = F.relu(x, inplace=True)\n"
+        "        return x\n",
+    ],
+    "PGN104": [
+        "class B(nn.Module):\n    def forward(self, x, r):\n        x += r\n        return x\n",
+        "class B(nn.Module):\n    def forward(self, x):\n        h = torch.exp(x)\n"
+        "        saved = h\n        h *= 2\n        return h, saved\n",
+    ],
+    "PGN105": [
+        # a loader of another library may start workers by default
+        "loader = FastDataLoader(ds, persistent_workers=True)\n",
+    ],
+    "PGN504": [
+        # parameter server: zeros are accumulated into (the rule does not even fire)
+        "def apply(optimizer, params, grads):\n"
+        "    optimizer.zero_grad(set_to_none=False)\n"
+        "    for p, g in zip(params, grads):\n"
+        "        p.grad += g\n",
+        "optimizer.zero_grad(set_to_none=False)\nfor p, g in zip(ps, gs):\n    p.grad.add_(g)\n",
+        "optimizer.zero_grad(set_to_none=False)\nfor p, g in zip(ps, gs):\n"
+        "    p.grad.data.copy_(g)\n",
+        "optimizer.zero_grad(set_to_none=False)\nfor p in ps:\n    p.grad[mask] = 0\n",
+        # reads .grad: a parameter without gradient would give None instead of zeros
+        "optimizer.zero_grad(set_to_none=False)\nnorms = [p.grad.norm() for p in params]\n",
+    ],
+    "PGN702": [
+        "import torch as th\ny = th.ger(a, b)\n",  # `torch` is not a name in this file
+        "import torch.nn.functional as F\ny = F.upsample(x, scale_factor=2)\n",
+        "from torch.nn.functional import upsample\ny = upsample(x, scale_factor=2)\n",
+    ],
+}
+
+
+def test_every_safe_fix_has_look_alikes_where_it_is_withheld() -> None:
+    safe_fixes = {code for code, rule in RULES.items() if rule.fix and not rule.unsafe_fix}
+    assert safe_fixes == set(WITHHELD)
+
+
+@pytest.mark.parametrize(
+    ("code", "source"), [(c, s) for c, sources in WITHHELD.items() for s in sources]
+)
+def test_safe_fix_is_withheld_where_it_would_change_behaviour(code: str, source: str) -> None:
+    findings = lint_source(source, Path("m.py"), LintConfig(target_torch=(2, 13)))
+    mine = [f for f in findings if f.code == code]
+    assert all(f.fix is None or f.fix.applicability == "unsafe" for f in mine)
+    assert fixed(source, unsafe=False) == source
+
+
+def test_grad_accumulating_code_is_not_flagged_by_pgn504() -> None:
+    source = WITHHELD["PGN504"][0]
+    assert "PGN504" not in {f.code for f in lint_source(source, Path("ps.py"), LintConfig())}
+    plain = "optimizer.zero_grad(set_to_none=False)\nloss.backward()\noptimizer.step()\n"
+    assert (
+        fixed(plain, unsafe=False) == "optimizer.zero_grad()\nloss.backward()\noptimizer.step()\n"
+    )
+
+
+def test_save_fix_is_not_offered_when_the_file_loads_a_whole_module() -> None:
+    source = (
+        'torch.save(model, "m.pt")\n'
+        "def restore(f):\n    model = torch.load(f, weights_only=False)\n    model.eval()\n"
+    )
+    (finding,) = [f for f in lint_source(source, Path("m.py"), LintConfig()) if f.code == "PGN401"]
+    assert finding.fix is None
+    assert "PGN402" in {f.code for f in lint_source(source, Path("m.py"), LintConfig())}
+    assert "torch.save(model," in fixed(source, unsafe=True)
+    other = 'torch.save(model, "m.pt")\nstate = torch.load(f, weights_only=True)\n'
+    assert "model.state_dict()" in fixed(other, unsafe=True)
+
+
+def test_weights_only_fix_is_not_offered_when_the_file_saves_a_whole_module() -> None:
+    source = 'torch.save(model, "m.pt")\nmodel = torch.load("m.pt", weights_only=False)\n'
+    found = {f.code: f for f in lint_source(source, Path("m.py"), LintConfig())}
+    assert found["PGN402"].fix is None and found["PGN401"].fix is None
+    assert fixed(source, unsafe=True) == source

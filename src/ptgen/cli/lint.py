@@ -66,6 +66,28 @@ def lint(
         str | None,
         typer.Option(help="torch version the code runs on, e.g. 2.4 [default: installed torch]."),
     ] = None,
+    statistics: Annotated[
+        bool,
+        typer.Option(
+            "--statistics", help="Print one line per rule code with its count, not each finding."
+        ),
+    ] = False,
+    show_fixes: Annotated[
+        bool,
+        typer.Option(
+            "--show-fixes",
+            help=(
+                "Show each finding's fix (what it rewrites, safe or unsafe) under it; "
+                "with --fix, list what was fixed per file and code."
+            ),
+        ),
+    ] = False,
+    max_file_size: Annotated[
+        str | None,
+        typer.Option(
+            help="Skip (and report as PGN002) files larger than this, e.g. 2MB [default: 1MB]."
+        ),
+    ] = None,
 ) -> None:
     """Find the pytorch-patterns anti-patterns in PyTorch code.
 
@@ -74,33 +96,50 @@ def lint(
     Exit codes: 0 clean, 1 findings at or above --fail-on, 2 usage or internal error.
     """
     from ptgen.lint import LintUsageError, lint_paths, load_config
-    from ptgen.lint.reporters import REPORTERS
 
     targets = paths or [Path(".")]
     try:
         config = load_config(
-            targets[0], _codes(select), _codes(ignore), target_torch, fail_on and fail_on.value
+            targets[0],
+            _codes(select),
+            _codes(ignore),
+            target_torch,
+            fail_on and fail_on.value,
+            max_file_size,
         )
         if fix or diff:
-            _apply_fixes(targets, config, unsafe_fixes, diff)
+            _apply_fixes(targets, config, unsafe_fixes, diff, show_fixes)
         findings = lint_paths(targets, config=config)
-        if output_format in (OutputFormat.json, OutputFormat.sarif):
-            _fill_edits(findings)
+        if output_format in (OutputFormat.json, OutputFormat.sarif) or show_fixes:
+            _fill_edits(findings, config)
     except LintUsageError as exc:
         typer.secho(f"error: {exc}", fg=typer.colors.RED, err=True)
         raise typer.Exit(2) from None
     except (PtgenError, OSError, RecursionError) as exc:
         typer.secho(f"error: internal: {exc}", fg=typer.colors.RED, err=True)
         raise typer.Exit(2) from None
-    report = REPORTERS[output_format.value](findings, unsafe_fixes)
+    report = _report(findings, output_format, unsafe_fixes, statistics, show_fixes)
     if report:
         typer.echo(report)
     failing = any(f.severity >= config.fail_on for f in findings)
     raise typer.Exit(1 if failing and not exit_zero and not diff else 0)
 
 
-def _apply_fixes(targets: list[Path], config: object, unsafe: bool, diff: bool) -> None:
+def _report(
+    findings: list, output_format: OutputFormat, unsafe: bool, statistics: bool, show_fixes: bool
+) -> str:
+    from ptgen.lint import reporters
+
+    if statistics:
+        return reporters.statistics(findings, unsafe)
+    if show_fixes and output_format == OutputFormat.text:
+        return reporters.fixes_shown(findings, unsafe)
+    return reporters.REPORTERS[output_format.value](findings, unsafe)
+
+
+def _apply_fixes(targets: list[Path], config: object, unsafe: bool, diff: bool, show: bool) -> None:
     from ptgen.lint import fix_paths
+    from ptgen.lint.reporters import fixed_enumeration
 
     results = fix_paths(targets, unsafe=unsafe, write=not diff, config=config)  # type: ignore[arg-type]
     for result in results:
@@ -113,10 +152,13 @@ def _apply_fixes(targets: list[Path], config: object, unsafe: bool, diff: bool) 
     count = sum(len(r.applied) for r in results)
     verb = "Would fix" if diff else "Fixed"
     typer.echo(f"{verb} {count} finding{'s' * (count != 1)}.", err=True)
+    if show and count:
+        applied = {str(r.path): r.applied for r in results if r.applied}
+        typer.echo(fixed_enumeration(applied), err=True)
 
 
-def _fill_edits(findings: list) -> None:
+def _fill_edits(findings: list, config: object) -> None:
     if any(f.fix is not None for f in findings):
         from ptgen.lint.fixes import fill_edits
 
-        fill_edits(findings)
+        fill_edits(findings, config)  # type: ignore[arg-type]

@@ -3,7 +3,6 @@
 Use it as a library the way the CLI does::
 
     from pathlib import Path
-from typing import TYPE_CHECKING
     from ptgen.lint import lint_paths, fix_paths
 
     for finding in lint_paths([Path("src")], ignore=["PGN5"]):

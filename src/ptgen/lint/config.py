@@ -12,7 +12,11 @@ from ptgen.errors import PtgenError
 from ptgen.lint.model import Severity
 from ptgen.lint.registry import RULES
 
+MAX_FILE_SIZE = 1_000_000  # bytes; ~2.5 s and ~250 MB to lint (bench/bench_lint_limits.py)
+SIZE_RE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(b|kb|k|mb|m)?\s*$", re.I)
+SIZE_UNITS = {"": 1, "b": 1, "k": 1000, "kb": 1000, "m": 1_000_000, "mb": 1_000_000}
 UNKNOWN_TORCH = (2, 0)  # when torch is not installed: assume the oldest 2.x, flag more
+OPT_IN_PREFIX = "PGN6"  # style rules: too many findings on ordinary code to be on by default
 
 
 class LintUsageError(PtgenError):
@@ -25,12 +29,18 @@ class LintConfig:
     ignore: list[str] = field(default_factory=list)
     target_torch: tuple[int, int] = UNKNOWN_TORCH
     fail_on: Severity = Severity.INFO
+    max_file_size: int = MAX_FILE_SIZE  # bytes; larger files are reported (PGN002), not read
 
     def selects(self, code: str) -> bool:
-        """The most specific matching prefix wins; `ignore` wins a tie."""
-        chosen = -1 if self.select else 0
+        """The most specific matching prefix wins; `ignore` wins a tie.
+
+        Opt-in rules (PGN6xx, style) run only when selected by `ALL` or a prefix more
+        specific than `PGN` (`PGN6`, `PGN601`).
+        """
+        opt_in = code.startswith(OPT_IN_PREFIX)
+        chosen = -1 if self.select or opt_in else 0
         for prefix in self.select or []:
-            if prefix == "ALL" or code.startswith(prefix):
+            if prefix == "ALL" or (code.startswith(prefix) and not (opt_in and len(prefix) <= 3)):
                 chosen = max(chosen, 0 if prefix == "ALL" else len(prefix))
         dropped = max((len(p) for p in self.ignore if code.startswith(p) or p == "ALL"), default=-1)
         return chosen >= 0 and chosen > dropped
@@ -41,6 +51,14 @@ def parse_version(text: str) -> tuple[int, int]:
     if not match:
         raise LintUsageError(f"not a torch version: {text!r} (expected e.g. 2.4)")
     return int(match.group(1)), int(match.group(2))
+
+
+def parse_size(text: str) -> int:
+    """`500000`, `500KB`, `2MB` -> bytes."""
+    match = SIZE_RE.match(str(text))
+    if not match or float(match.group(1)) <= 0:
+        raise LintUsageError(f"not a file size: {text!r} (expected e.g. 2MB or 500000)")
+    return int(float(match.group(1)) * SIZE_UNITS[(match.group(2) or "").lower()])
 
 
 def installed_torch() -> tuple[int, int]:
@@ -55,7 +73,7 @@ def check_codes(prefixes: list[str]) -> list[str]:
     upper = [p.strip().upper() for p in prefixes if p.strip()]
     for prefix in upper:
         if prefix != "ALL" and not any(code.startswith(prefix) for code in RULES):
-            raise LintUsageError(f"{prefix!r} matches no lint rule (codes are PGN001..PGN5xx)")
+            raise LintUsageError(f"{prefix!r} matches no lint rule (codes are PGN001..PGN7xx)")
     return upper
 
 
@@ -87,6 +105,7 @@ def load_config(
     ignore: list[str] | None = None,
     target_torch: str | None = None,
     fail_on: str | None = None,
+    max_file_size: str | None = None,
 ) -> LintConfig:
     """Options given here win over the file (`ignore` adds to it); the file over defaults."""
     table = read_table(find_pyproject(start))
@@ -101,4 +120,5 @@ def load_config(
         ignore=check_codes([*table.get("ignore", []), *(ignore or [])]),
         target_torch=parse_version(str(version)) if version else installed_torch(),
         fail_on=severity,
+        max_file_size=parse_size(max_file_size or table.get("max-file-size", MAX_FILE_SIZE)),
     )

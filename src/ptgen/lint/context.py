@@ -54,8 +54,11 @@ class FileContext:
     def of_type(self, *types: type) -> list[ast.AST]:
         if len(types) == 1:
             return self.nodes_by_type.get(types[0], [])
-        found = [n for t in types for n in self.nodes_by_type.get(t, [])]
-        return sorted(found, key=position)
+        key = f"of_type:{','.join(t.__name__ for t in types)}"
+        if key not in self.cache:  # several rules ask for the same mix: sort it once
+            found = [n for t in types for n in self.nodes_by_type.get(t, [])]
+            self.cache[key] = sorted(found, key=position)
+        return self.cache[key]  # type: ignore[return-value]
 
     def ancestors(self, node: ast.AST) -> Iterator[ast.AST]:
         while node in self.parents:

@@ -3,17 +3,41 @@
 from __future__ import annotations
 
 import ast
+import os
+import stat
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 
-from ptgen.lint import rules_correctness, rules_device, rules_perf, rules_repro, rules_serial
+from ptgen.lint import (
+    rules_correctness,
+    rules_deprecated,
+    rules_device,
+    rules_inplace,
+    rules_model,
+    rules_perf,
+    rules_repro,
+    rules_serial,
+    rules_training,
+)
 from ptgen.lint.config import LintConfig, LintUsageError
 from ptgen.lint.context import FileContext, kwarg
 from ptgen.lint.model import Finding, Fix, Rule
 from ptgen.lint.noqa import parse_suppressions
-from ptgen.lint.registry import CHECKS, SYNTAX_ERROR
+from ptgen.lint.registry import CHECKS, NO_FIX, NOT_CHECKED, SYNTAX_ERROR, UNSAFE
 
-RULE_MODULES = (rules_correctness, rules_device, rules_repro, rules_serial, rules_perf)
+READ_SLACK = 1 << 16  # read past the stat size, in case the file grew (never the whole cap)
+TOO_DEEP = "nested too deeply to analyse (Python's recursion limit)"
+RULE_MODULES = (
+    rules_correctness,
+    rules_inplace,
+    rules_training,
+    rules_model,
+    rules_device,
+    rules_repro,
+    rules_serial,
+    rules_perf,
+    rules_deprecated,
+)
 SKIPPED_DIRS = {
     ".git",
     ".hg",
@@ -31,28 +55,26 @@ SKIPPED_DIRS = {
 
 
 def python_files(paths: Iterable[Path]) -> Iterator[Path]:
-    """Every .py file under the given paths, sorted, skipping virtualenvs and caches."""
+    """Every .py path under the given paths, sorted, skipping virtualenvs and caches.
+
+    Paths that exist but are no regular file (a FIFO, a link to a device) are yielded
+    too: `lint_file` reports them as PGN002 instead of reading them.
+    """
     for path in paths:
-        if path.is_file():
-            yield path
-        elif path.is_dir():
+        if path.is_dir():
             for found in sorted(path.rglob("*.py")):
                 relative = found.relative_to(path).parts[:-1]
                 if not any(p in SKIPPED_DIRS or p.startswith(".") for p in relative):
                     yield found
+        elif path.exists() or path.is_symlink():
+            yield path
         else:
             raise LintUsageError(f"{path}: no such file or directory")
 
 
 def lint_source(source: str, path: Path, config: LintConfig) -> list[Finding]:
     """All findings for one file's text, after noqa and selection."""
-    try:
-        tree = ast.parse(source, filename=str(path))
-    except (SyntaxError, ValueError) as exc:
-        found = [_syntax_error(exc, path)]
-    else:
-        ctx = FileContext.build(path, source, tree, config.target_torch)
-        found = list(_run_rules(ctx, config))
+    found = _check(source, path, config)
     hidden = parse_suppressions(source)
     return sorted(
         (
@@ -64,40 +86,104 @@ def lint_source(source: str, path: Path, config: LintConfig) -> list[Finding]:
     )
 
 
-def lint_file(path: Path, config: LintConfig) -> list[Finding]:
+def _check(source: str, path: Path, config: LintConfig) -> list[Finding]:
+    """Parse and run the rules; a file too deeply nested for the parser is one finding."""
     try:
-        source = path.read_bytes().decode("utf-8-sig")
-    except UnicodeDecodeError as exc:
-        return [_finding(SYNTAX_ERROR, path, (1, 1, 1, 1), f"not UTF-8 text ({exc.reason})")]
+        tree = ast.parse(source, filename=str(path))
+    except (SyntaxError, ValueError) as exc:
+        return [_syntax_error(exc, path)]
+    except (RecursionError, MemoryError):  # MemoryError: the parser's own stack overflowed
+        return [_not_checked(path, TOO_DEEP)]
+    try:
+        ctx = FileContext.build(path, source, tree, config.target_torch)
+        return list(_run_rules(ctx, config))
+    except RecursionError:  # a rule's recursive helper (ast.unparse) on a deep expression
+        return [_not_checked(path, TOO_DEEP)]
+
+
+def read_source(path: Path, config: LintConfig) -> str | Finding:
+    """The text of a regular file within the size limit, or the PGN002/PGN001 finding why not.
+
+    The type and size come from `os.stat` (following links) before anything is opened,
+    so a FIFO or a link to /dev/zero is never read.
+    """
+    try:
+        info = os.stat(path)
+    except OSError as exc:
+        what = "a broken symbolic link" if path.is_symlink() else exc.strerror
+        return _not_checked(path, f"cannot read it ({what})")
+    if not stat.S_ISREG(info.st_mode):
+        return _not_checked(path, f"not a regular file ({_file_kind(path, info.st_mode)})")
+    if info.st_size > config.max_file_size:
+        size, limit = _megabytes(info.st_size), _megabytes(config.max_file_size)
+        return _not_checked(path, f"{size} is over the {limit} limit (--max-file-size)")
+    try:
+        with open(path, "rb") as handle:
+            data = handle.read(min(config.max_file_size + 1, info.st_size + READ_SLACK))
     except OSError as exc:
         raise LintUsageError(f"{path}: cannot read ({exc.strerror})") from exc
+    if len(data) > config.max_file_size:  # grew since stat
+        return _not_checked(path, f"over the {_megabytes(config.max_file_size)} limit")
+    try:
+        return data.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        return _finding(SYNTAX_ERROR, path, (1, 1, 1, 1), f"not UTF-8 text ({exc.reason})")
+
+
+def lint_file(path: Path, config: LintConfig) -> list[Finding]:
+    source = read_source(path, config)
+    if isinstance(source, Finding):
+        return [source] if config.selects(source.code) else []
     return lint_source(source, path, config)
+
+
+def _file_kind(path: Path, mode: int) -> str:
+    kinds = {
+        stat.S_ISFIFO: "a FIFO",
+        stat.S_ISCHR: "a character device",
+        stat.S_ISBLK: "a block device",
+        stat.S_ISSOCK: "a socket",
+    }
+    kind = next((name for test, name in kinds.items() if test(mode)), "not a file")
+    if path.is_symlink():
+        kind += f" via a symbolic link to {os.readlink(path)}"
+    return kind
+
+
+def _megabytes(size: int) -> str:
+    return f"{size / 1_000_000:.1f} MB" if size >= 100_000 else f"{size / 1000:.1f} kB"
 
 
 def _run_rules(ctx: FileContext, config: LintConfig) -> Iterator[Finding]:
     for rule, check in CHECKS:
         if not config.selects(rule.code):
             continue
-        for node, message in check(ctx):
-            fix = _fix(rule, node)
+        for node, message, *override in check(ctx):
+            fix = _fix(rule, node, override[0] if override else "")
             yield _finding(rule, ctx.path, ctx.span(node), message, fix)
 
 
-def _fix(rule: Rule, node: ast.AST) -> Fix | None:
+def _fix(rule: Rule, node: ast.AST, override: str) -> Fix | None:
     """Whether this finding has a fix (edits are filled in by ptgen.lint.fixes on demand)."""
-    if rule.fix is None:
+    if rule.fix is None or override == NO_FIX:
         return None
-    if rule.fix.startswith("drop-kwarg:"):
-        if not isinstance(node, ast.Call) or kwarg(node, rule.fix.split(":", 1)[1]) is None:
-            return None
-    applicability = "unsafe" if rule.unsafe_fix else "safe"
+    kind, _, argument = rule.fix.partition(":")
+    if kind == "drop-kwarg" and (not isinstance(node, ast.Call) or kwarg(node, argument) is None):
+        return None
+    if kind == "rename-attr" and not isinstance(node, ast.Attribute):
+        return None
+    applicability = "unsafe" if rule.unsafe_fix or override == UNSAFE else "safe"
     return Fix(applicability, FIX_MESSAGES.get(rule.fix, rule.fix))
 
 
 FIX_MESSAGES = {
     "augassign": "Rewrite as an out-of-place assignment",
+    "rename-api": "Use the replacement",
+    "drop-kwarg:inplace": "Remove `inplace=True`",
     "drop-kwarg:persistent_workers": "Remove `persistent_workers=True`",
     "drop-kwarg:set_to_none": "Remove `set_to_none=False`",
+    "drop-kwarg:shuffle": "Remove `shuffle=True`",
+    "rename-attr:requires_grad": "Rename to `requires_grad`",
     "state-dict": "Save `.state_dict()` instead of the module",
     "weights-only": "Load with `weights_only=True`",
 }
@@ -110,6 +196,10 @@ def _finding(
     return Finding(
         rule.code, rule.name, message, path, line, col, end_line, end_col, rule.severity, fix
     )
+
+
+def _not_checked(path: Path, why: str) -> Finding:
+    return _finding(NOT_CHECKED, path, (1, 1, 1, 1), f"not checked: {why}")
 
 
 def _syntax_error(exc: SyntaxError | ValueError, path: Path) -> Finding:

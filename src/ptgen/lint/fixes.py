@@ -14,7 +14,7 @@ import libcst as cst
 from libcst.metadata import MetadataWrapper, PositionProvider
 
 from ptgen.lint.config import LintConfig
-from ptgen.lint.engine import lint_file
+from ptgen.lint.engine import lint_source, read_source
 from ptgen.lint.model import Edit, Finding
 from ptgen.lint.registry import RULES
 
@@ -47,40 +47,40 @@ class FixResult:
     applied: list[Finding] = field(default_factory=list)
 
 
-def fixable(finding: Finding, unsafe: bool) -> bool:
-    return finding.fix is not None and (unsafe or finding.fix.applicability == "safe")
-
-
 def fix_source(
     source: str, findings: list[Finding], unsafe: bool = False
 ) -> tuple[str, list[Finding]]:
     """Apply the fixes of `findings` to `source`; fills each applied finding's fix.edits."""
-    wanted = {_span(f): f for f in findings if fixable(f, unsafe)}
+    wanted = {_span(f): f for f in findings if f.fixable(unsafe)}
     if not wanted:
         return source, []
     try:
         wrapper = MetadataWrapper(cst.parse_module(source))
-    except cst.ParserSyntaxError:
+        fixer = _Fixer(wanted)
+        fixed = wrapper.visit(fixer)
+    except (cst.ParserSyntaxError, RecursionError):
         return source, []
-    fixer = _Fixer(wanted)
-    fixed = wrapper.visit(fixer)
     return fixed.code, fixer.applied
 
 
 def fix_file(path: Path, config: LintConfig, unsafe: bool = False) -> FixResult:
-    source = path.read_bytes().decode("utf-8-sig")
-    fixed, applied = fix_source(source, lint_file(path, config), unsafe)
+    source = read_source(path, config)
+    if not isinstance(source, str):  # not read (reported by linting): nothing to fix
+        return FixResult(path, "", "")
+    fixed, applied = fix_source(source, lint_source(source, path, config), unsafe)
     return FixResult(path, source, fixed, applied)
 
 
-def fill_edits(findings: list[Finding]) -> None:
+def fill_edits(findings: list[Finding], config: LintConfig) -> None:
     """Fill `fix.edits` of every fixable finding (for JSON/SARIF output); writes nothing."""
     by_path: dict[Path, list[Finding]] = {}
     for finding in findings:
         if finding.fix is not None:
             by_path.setdefault(finding.path, []).append(finding)
     for path, found in by_path.items():
-        fix_source(path.read_bytes().decode("utf-8-sig"), found, unsafe=True)
+        source = read_source(path, config)
+        if isinstance(source, str):
+            fix_source(source, found, unsafe=True)
 
 
 def _span(finding: Finding) -> Span:
@@ -112,6 +112,11 @@ class _Fixer(cst.CSTTransformer):
         return new
 
     def leave_Call(self, original: cst.Call, updated: cst.Call) -> cst.BaseExpression:
+        return self._rewrite(original, updated)  # type: ignore[return-value]
+
+    def leave_Attribute(
+        self, original: cst.Attribute, updated: cst.Attribute
+    ) -> cst.BaseExpression:
         return self._rewrite(original, updated)  # type: ignore[return-value]
 
     def leave_AugAssign(
@@ -197,7 +202,21 @@ def _augassign(node: cst.AugAssign, kind: str) -> cst.Assign | None:
     return cst.Assign(targets=[target], value=value, semicolon=node.semicolon)
 
 
+def _rename_api(node: cst.Attribute, kind: str) -> cst.BaseExpression | None:
+    """`torch.ger` -> `torch.outer`: the replacement's dotted name from the table."""
+    from ptgen.lint.rules_deprecated import replacement_for
+
+    new = replacement_for(cst.Module([]).code_for_node(node))
+    return cst.parse_expression(new) if new else None
+
+
+def _rename_attr(node: cst.Attribute, kind: str) -> cst.Attribute:
+    return node.with_changes(attr=cst.Name(kind.split(":", 1)[1]))
+
+
 REWRITES: dict[str, Callable] = {
+    "rename-attr": _rename_attr,
+    "rename-api": _rename_api,
     "drop-kwarg": _drop_kwarg,
     "weights-only": _weights_only,
     "state-dict": _state_dict,

@@ -73,6 +73,10 @@ class Finding:
     severity: Severity
     fix: Fix | None = None
 
+    def fixable(self, unsafe: bool) -> bool:
+        """`--fix` applies this finding's fix (unsafe ones only with `--unsafe-fixes`)."""
+        return self.fix is not None and (unsafe or self.fix.applicability == "safe")
+
     @property
     def sort_key(self) -> tuple[str, int, int, str]:
         return (str(self.path), self.line, self.col, self.code)

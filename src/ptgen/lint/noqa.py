@@ -1,7 +1,7 @@
 """`# noqa` comments: per line (`# noqa`, `# noqa: PGN101,PGN402`) and per file.
 
 A file-level directive is a comment line `# ptgen: noqa` (all rules) or
-`# ptgen: noqa: PGN201,PGN5` (those codes).
+`# ptgen: noqa: PGN201,PGN5` (those codes). Codes may be prefixes in both kinds.
 """
 
 from __future__ import annotations
@@ -27,7 +27,8 @@ class Suppressions:
 
 
 def _matches(codes: frozenset[str], code: str) -> bool:
-    return codes is ALL or code in codes
+    """A code matches itself and any prefix of it (`PGN4` hides PGN401..PGN499)."""
+    return codes is ALL or any(code.startswith(prefix) for prefix in codes)
 
 
 def _codes(match: re.Match[str]) -> frozenset[str]:

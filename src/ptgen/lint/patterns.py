@@ -94,3 +94,13 @@ def step_loops(ctx: FileContext) -> set[int]:
         loops = {id(nearest_loop(ctx, c)) for c in calls} - {id(None)}
         ctx.cache["step_loops"] = loops
     return loops  # type: ignore[return-value]
+
+
+def in_forward(ctx: FileContext, node: ast.AST, method: bool = True) -> bool:
+    """`node` is in a function named `forward` (a method of a class, when `method`)."""
+    scope = ctx.scope(node)
+    return (
+        isinstance(scope, ast.FunctionDef)
+        and scope.name == "forward"
+        and (not method or isinstance(ctx.parents.get(scope), ast.ClassDef))
+    )

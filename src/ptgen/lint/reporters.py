@@ -10,27 +10,63 @@ from ptgen import __version__
 from ptgen.lint.model import Finding, Severity
 from ptgen.lint.registry import RULES
 
-FORMATS = ("text", "json", "sarif", "github")
 SARIF_LEVEL = {Severity.ERROR: "error", Severity.WARNING: "warning", Severity.INFO: "note"}
 GITHUB_LEVEL = {Severity.ERROR: "error", Severity.WARNING: "warning", Severity.INFO: "notice"}
-
-
-def shown_fixable(finding: Finding, unsafe: bool) -> bool:
-    fix = finding.fix
-    return fix is not None and (unsafe or fix.applicability == "safe")
 
 
 def text(findings: list[Finding], unsafe: bool = False) -> str:
     lines = []
     for f in findings:
-        mark = " [*]" if shown_fixable(f, unsafe) else ""
+        mark = " [*]" if f.fixable(unsafe) else ""
         lines.append(f"{f.path}:{f.line}:{f.col}: {f.code}{mark} {f.message}")
     if not findings:
         return "All checks passed!"
-    fixable = sum(shown_fixable(f, unsafe) for f in findings)
+    fixable = sum(f.fixable(unsafe) for f in findings)
     lines.append(f"Found {len(findings)} finding{'s' * (len(findings) != 1)}.")
     if fixable:
         lines.append(f"[*] {fixable} fixable with the `--fix` option.")
+    return "\n".join(lines)
+
+
+def statistics(findings: list[Finding], unsafe: bool = False) -> str:
+    """One line per code, most frequent first (Ruff's `--statistics`); `[*]` = fixable."""
+    counts: dict[str, list[Finding]] = {}
+    for finding in findings:
+        counts.setdefault(finding.code, []).append(finding)
+    rows = sorted(counts.items(), key=lambda item: (-len(item[1]), item[0]))
+    lines = [
+        f"{len(found):5d}  {code}  {'[*]' if any(f.fixable(unsafe) for f in found) else '[ ]'} "
+        f"{found[0].name}"
+        for code, found in rows
+    ]
+    return "\n".join(lines) if lines else "All checks passed!"
+
+
+def fixes_shown(findings: list[Finding], unsafe: bool = False) -> str:
+    """Text output with each fix under its finding: what it does and whether it is applied."""
+    lines = text(findings, unsafe).splitlines()
+    out = []
+    for line, finding in zip(lines, findings, strict=False):  # lines also has a summary
+        out.append(line)
+        if finding.fix is not None:
+            applied = "applied by --fix" if finding.fixable(False) else "needs --unsafe-fixes"
+            edits = "; ".join(f"`{e.content}`" for e in finding.fix.edits)
+            out.append(f"    fix ({finding.fix.applicability}, {applied}): {finding.fix.message}")
+            if edits:
+                out.append(f"      -> {edits}")
+    return "\n".join(out + lines[len(findings) :])
+
+
+def fixed_enumeration(applied: dict[str, list[Finding]]) -> str:
+    """Per file, how many findings of each code `--fix` fixed (Ruff's `--show-fixes`)."""
+    total = sum(len(found) for found in applied.values())
+    lines = [f"Fixed {total} finding{'s' * (total != 1)}:"]
+    for path, found in applied.items():
+        lines.append(f"- {path}:")
+        codes: dict[tuple[str, str], int] = {}
+        for finding in found:
+            codes[(finding.code, finding.name)] = codes.get((finding.code, finding.name), 0) + 1
+        lines.extend(f"    {n} x {code} ({name})" for (code, name), n in sorted(codes.items()))
     return "\n".join(lines)
 
 

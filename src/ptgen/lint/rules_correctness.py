@@ -17,14 +17,14 @@ from ptgen.lint.context import (
 )
 from ptgen.lint.model import Severity
 from ptgen.lint.patterns import is_dataloader, is_model_expr
-from ptgen.lint.registry import Hit, rule
+from ptgen.lint.registry import UNSAFE, Hit, rule
 
 NO_GRAD = ("no_grad", "inference_mode")
 EVAL_NAME_RE = re.compile(
     r"^_*(eval|evaluate|evaluation|validate|validation|val|test|predict|infer|inference)(_|$)"
 )
 DETACHING = ("item", "tolist")
-TENSOR_OPS = (ast.Add, ast.Sub, ast.Mult, ast.Div)
+TORCH_LOADERS = ("DataLoader", "StatefulDataLoader")  # both default to num_workers=0
 
 
 def _is_no_grad(node: ast.AST) -> bool:
@@ -32,7 +32,7 @@ def _is_no_grad(node: ast.AST) -> bool:
     return dotted(call).split(".")[-1] in NO_GRAD
 
 
-def _no_grad_regions(ctx: FileContext) -> Iterator[tuple[ast.AST, ast.AST]]:
+def no_grad_regions(ctx: FileContext) -> Iterator[tuple[ast.AST, ast.AST]]:
     """(region, scope) for `with torch.no_grad():` blocks and `@torch.no_grad()` functions."""
     for node in ctx.of_type(ast.With, ast.AsyncWith):
         if any(_is_no_grad(item.context_expr) for item in node.items):  # type: ignore[attr-defined]
@@ -76,7 +76,7 @@ def _assigned_to(ctx: FileContext, call: ast.Call) -> str | None:
     "Evaluation under `no_grad` with the model still in train mode.",
 )
 def no_grad_in_train_mode(ctx: FileContext) -> Iterator[Hit]:
-    for region, scope in _no_grad_regions(ctx):
+    for region, scope in no_grad_regions(ctx):
         for call in ctx.calls:
             if not _inside(ctx, call, region, scope) or not is_model_expr(call.func):
                 continue
@@ -141,113 +141,6 @@ def item_before_backward(ctx: FileContext) -> Iterator[Hit]:
             last[(key_scope, name)] = value if value is not None and _detaches(value) else None
 
 
-def _forward_scope(ctx: FileContext, node: ast.AST) -> bool:
-    scope = ctx.scope(node)
-    return (
-        isinstance(scope, ast.FunctionDef)
-        and scope.name == "forward"
-        and isinstance(ctx.parents.get(scope), ast.ClassDef)
-        and not any(
-            isinstance(a, ast.With) and any(_is_no_grad(i.context_expr) for i in a.items)
-            for a in ctx.ancestors(node)
-        )
-    )
-
-
-@rule(
-    "PGN103",
-    "inplace-functional-in-forward",
-    Severity.WARNING,
-    "A functional op with `inplace=True` inside `forward`.",
-)
-def inplace_functional_in_forward(ctx: FileContext) -> Iterator[Hit]:
-    for call in ctx.calls:
-        name = call_name(call)
-        if not name[:1].islower() or not is_const(
-            getattr(kwarg(call, "inplace"), "value", None), True
-        ):
-            continue
-        if _forward_scope(ctx, call):
-            yield call, (
-                f"`{dotted(call.func) or name}(..., inplace=True)` in `forward` overwrites "
-                "a tensor autograd may need for backward; use the out-of-place form"
-            )
-
-
-NON_TENSOR_CALLS = {
-    "len",
-    "int",
-    "float",
-    "str",
-    "range",
-    "list",
-    "dict",
-    "tuple",
-    "set",
-    "size",
-    "dim",
-    "item",
-    "numel",
-    "bool",
-}
-
-
-def _is_plain_value(value: ast.AST) -> bool:
-    """Values that are certainly not tensors needing grad: literals, sizes, counters."""
-    if isinstance(value, (ast.Constant, ast.List, ast.Tuple, ast.Dict, ast.Set, ast.JoinedStr)):
-        return True
-    if isinstance(value, (ast.ListComp, ast.DictComp, ast.SetComp)):
-        return True
-    if isinstance(value, ast.Call) and call_name(value) in NON_TENSOR_CALLS:
-        return True
-    text = ast.unparse(value) if isinstance(value, (ast.Attribute, ast.Subscript)) else ""
-    return ".shape" in text or text.endswith((".ndim", ".size"))
-
-
-def _bound_names(node: ast.AST) -> set[str]:
-    targets = node.targets if isinstance(node, ast.Assign) else [node.target]  # type: ignore[attr-defined]
-    return {n.id for t in targets for n in ast.walk(t) if isinstance(n, ast.Name)}
-
-
-def _tensor_like_target(ctx: FileContext, node: ast.AugAssign, scope: ast.FunctionDef) -> bool:
-    """The target was last bound to a tensor expression, or is an (untyped/Tensor) parameter."""
-    name = node.target.id  # type: ignore[attr-defined]
-    bindings = [
-        a
-        for a in ctx.of_type(ast.Assign, ast.AnnAssign, ast.For)
-        if ctx.scope(a) is scope and a.lineno < node.lineno and name in _bound_names(a)
-    ]
-    if bindings:
-        value = getattr(bindings[-1], "value", None)  # a loop variable has none: not judged
-        return value is not None and not _is_plain_value(value)
-    params = {a.arg: a for a in scope.args.args + scope.args.kwonlyargs}
-    note = params[name].annotation if name in params else None
-    return name in params and (note is None or "Tensor" in ast.unparse(note))
-
-
-@rule(
-    "PGN104",
-    "augmented-assign-in-forward",
-    Severity.WARNING,
-    "`x += y` on a tensor inside `forward` (an in-place op autograd may need to undo).",
-    fix="augassign",
-)
-def augmented_assign_in_forward(ctx: FileContext) -> Iterator[Hit]:
-    for node in ctx.of_type(ast.AugAssign):
-        if not isinstance(node.target, ast.Name) or not isinstance(node.op, TENSOR_OPS):  # type: ignore[attr-defined]
-            continue
-        scope = ctx.scope(node)
-        if _forward_scope(ctx, node) and _tensor_like_target(ctx, node, scope):  # type: ignore[arg-type]
-            name = node.target.id  # type: ignore[attr-defined]
-            yield node, (
-                f"`{ast.unparse(node)}` in `forward` modifies `{name}` in place, which can "
-                f"break autograd; write `{name} = {name} {_OP[type(node.op)]} ...`"
-            )  # type: ignore[attr-defined]
-
-
-_OP = {ast.Add: "+", ast.Sub: "-", ast.Mult: "*", ast.Div: "/"}
-
-
 @rule(
     "PGN105",
     "persistent-workers-without-workers",
@@ -265,7 +158,9 @@ def persistent_workers_without_workers(ctx: FileContext) -> Iterator[Hit]:
             continue
         if workers is None or is_const(workers.value, 0):
             state = "unset (0)" if workers is None else "0"
+            # another loader class may default to worker processes: removing is then a change
+            known = call_name(call) in TORCH_LOADERS or workers is not None
             yield call, (
                 f"`persistent_workers=True` with `num_workers` {state} raises ValueError; "
                 "drop `persistent_workers` or use worker processes"
-            )
+            ), ("" if known else UNSAFE)

@@ -17,7 +17,7 @@ from ptgen.lint.context import (
 )
 from ptgen.lint.model import Severity
 from ptgen.lint.patterns import is_dataloader, is_optimizer_step, nearest_loop, step_loops
-from ptgen.lint.registry import Hit, rule
+from ptgen.lint.registry import UNSAFE, Hit, rule
 
 TRAIN_RE = re.compile(r"train", re.I)
 CPU_DEVICE_RE = re.compile(
@@ -28,6 +28,12 @@ NUM_WORKERS_POSITION = (
     5  # DataLoader(dataset, batch_size, shuffle, sampler, batch_sampler, num_workers)
 )
 PIN_MEMORY_POSITION = 7
+# `.grad += g`, `.grad.add_(g)`, `.grad.data.copy_(g)`, `.grad[i] = g`: code that needs the
+# zeros `zero_grad(set_to_none=False)` leaves (a None gradient cannot be added into).
+READS_GRAD_RE = re.compile(r"\.grad\b(?!\s*=[^=])")  # `p.grad.norm()`: None would break it
+INPLACE_GRAD_RE = re.compile(
+    r"\.grad(?:\.data)?(?:\s*\[[^\]\n]*\]\s*(?:[-+*/]?=)(?!=)|\s*[-+*/]=|\.\w+_\()"
+)
 
 
 def _training_path(ctx: FileContext, call: ast.Call) -> bool:
@@ -123,15 +129,19 @@ def sync_every_step(ctx: FileContext) -> Iterator[Hit]:
     fix="drop-kwarg:set_to_none",
 )
 def zero_grad_set_to_none_false(ctx: FileContext) -> Iterator[Hit]:
+    if INPLACE_GRAD_RE.search(ctx.source):
+        return  # the file writes into gradients in place: the zeros are needed
     for call in ctx.calls:
         if call_name(call) != "zero_grad" or has_unpacking(call):
             continue
         flag = kwarg(call, "set_to_none")
         if flag is not None and is_const(flag.value, False):
+            # a file that reads `.grad` may meet None where it had zeros: fix only by hand
+            reads = READS_GRAD_RE.search(ctx.source) is not None
             yield call, (
                 "`zero_grad(set_to_none=False)` writes zeros into every gradient each step; "
                 "the default `set_to_none=True` frees them instead"
-            )
+            ), (UNSAFE if reads else "")
         elif flag is None and not call.args and ctx.target_torch < (2, 0):
             yield call, (
                 "bare `zero_grad()` keeps zero-filled gradients before torch 2.0; "

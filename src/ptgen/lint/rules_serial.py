@@ -2,12 +2,23 @@
 
 from __future__ import annotations
 
+import ast
 from collections.abc import Iterator
 
-from ptgen.lint.context import FileContext, dotted, has_unpacking, is_const, kwarg
+from ptgen.lint.context import (
+    FileContext,
+    call_name,
+    dotted,
+    has_unpacking,
+    is_const,
+    kwarg,
+    receiver,
+)
 from ptgen.lint.model import Severity
 from ptgen.lint.patterns import is_model_expr, is_torch_call
-from ptgen.lint.registry import Hit, rule
+from ptgen.lint.registry import NO_FIX, Hit, rule
+
+MODULE_USES = {"eval", "train", "parameters", "named_parameters", "modules", "forward", "children"}
 
 WEIGHTS_ONLY_DEFAULT = (2, 6)  # torch.load defaults to weights_only=True from 2.6 on
 
@@ -24,10 +35,34 @@ def save_whole_module(ctx: FileContext) -> Iterator[Hit]:
     for call in ctx.calls:
         if is_torch_call(call, "save") and call.args and is_model_expr(call.args[0]):
             name = dotted(call.args[0])
-            yield call, (
+            message = (
                 f"`torch.save({name}, ...)` pickles the class by import path (breaks when "
                 f"code moves); save `{name}.state_dict()`"
             )
+            if loads_whole_module(ctx):  # the fix would break this file's own loading
+                yield call, message + " and load it into a built model", NO_FIX
+            else:
+                yield call, message
+
+
+def loads_whole_module(ctx: FileContext) -> bool:
+    """The file loads a module back: `model = torch.load(f)`, or a loaded name used as one."""
+    loaded = set()
+    for node in ctx.of_type(ast.Assign):
+        value = node.value  # type: ignore[attr-defined]
+        if isinstance(value, ast.Call) and is_torch_call(value, "load"):
+            for target in node.targets:  # type: ignore[attr-defined]
+                if is_model_expr(target):
+                    return True
+                loaded.add(dotted(target))
+    loaded.discard("")
+    for call in ctx.calls:
+        if dotted(call.func) in loaded:  # called like a module: `net(x)`
+            return True
+        target = receiver(call)
+        if call_name(call) in MODULE_USES and target is not None and dotted(target) in loaded:
+            return True
+    return False
 
 
 @rule(
@@ -46,17 +81,23 @@ def load_without_weights_only(ctx: FileContext) -> Iterator[Hit]:
         if not is_torch_call(call, "load") or has_unpacking(call):
             continue
         flag = kwarg(call, "weights_only")
+        # the file pickles whole modules: `weights_only=True` could not load them back
+        fix = NO_FIX if _saves_whole_module(ctx) else ""
         if flag is not None and is_const(flag.value, False):
             yield call, (
                 "`torch.load(..., weights_only=False)` runs arbitrary code from the file; "
                 "load tensors with `weights_only=True`"
-            )
+            ), fix
         elif flag is None and ctx.target_torch < WEIGHTS_ONLY_DEFAULT:
             version = ".".join(map(str, ctx.target_torch))
             yield call, (
                 "`torch.load` without `weights_only=True` unpickles arbitrary code on torch "
                 f"{version} (< 2.6); pass `weights_only=True`"
-            )
+            ), fix
+
+
+def _saves_whole_module(ctx: FileContext) -> bool:
+    return any(is_torch_call(c, "save") and c.args and is_model_expr(c.args[0]) for c in ctx.calls)
 
 
 @rule(
