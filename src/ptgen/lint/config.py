@@ -88,10 +88,8 @@ def find_pyproject(start: Path) -> Path | None:
 def read_table(pyproject: Path | None) -> dict[str, Any]:
     if pyproject is None:
         return {}
-    try:
-        import tomllib
-    except ModuleNotFoundError:  # Python 3.10 without tomllib: configuration is skipped
-        return {}
+    from ptgen._toml import tomllib  # tomli on Python 3.10
+
     try:
         data = tomllib.loads(pyproject.read_text(encoding="utf-8"))
     except (OSError, tomllib.TOMLDecodeError) as exc:
