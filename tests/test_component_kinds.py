@@ -177,7 +177,8 @@ def test_bad_roots_say_what_is_wrong(tmp_path: Path, layout: str) -> None:
         (tmp_path / "train" / "a").mkdir(parents=True)
         (tmp_path / "train" / "a" / "notes.txt").write_text("x")
     root = tmp_path / "nowhere" if layout == "missing" else tmp_path
-    with pytest.raises(FileNotFoundError, match="does not exist|no train/|no images"):
+    errors = (FileNotFoundError, ConfigError)
+    with pytest.raises(errors, match="does not exist|no train/|without images in .*: a "):
         build_data(Options(name="image_folder", root=str(root)), seed=0)
 
 
