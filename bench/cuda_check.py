@@ -25,7 +25,8 @@ compile, the profiler, the step pieces), and the CUDA-only assertions fail there
 must: the float16 GradScaler check (CPU autocast is bfloat16, without a scaler), the CUDA
 memory report and the CUDA peak-memory check. Its timings mean nothing for a GPU.
 
-    PYTHONPATH=src python bench/cuda_check.py --device cpu --repeats 1 --json /tmp/dry.json
+    PYTHONPATH=src python bench/cuda_check.py --device cpu --repeats 1 --timed-steps 1 \
+        --json /tmp/cuda_dry_run.json   # ~10 min on 2 busy cores, mostly compilation
 """
 
 from __future__ import annotations
@@ -177,7 +178,9 @@ def synced_ms_per_step(step: Callable[[], Any], steps: int) -> float:
     return (time.perf_counter() - start) / steps * 1e3
 
 
-def check_step_time(mods: dict[str, Any], tmp: Path, repeats: int) -> dict[str, Any]:
+def check_step_time(
+    mods: dict[str, Any], tmp: Path, repeats: int, steps: int = 20
+) -> dict[str, Any]:
     config = config_for(mods, tmp / "t", "train.batch_size=256", "model.width=64", "model.depth=3")
     bundle = mods["data"].build_data(config.data, config.train.seed)
     loader, _, _ = mods["data"].build_loaders(bundle, config, mods["runtime"].DistInfo(), DEVICE)
@@ -200,7 +203,7 @@ def check_step_time(mods: dict[str, Any], tmp: Path, repeats: int) -> dict[str, 
     times: dict[str, list[float]] = {name: [] for name in variants}
     for _ in range(repeats):  # interleaved rounds
         for name, v in variants.items():
-            times[name].append(synced_ms_per_step(lambda v=v: v["step"](batch), 20))
+            times[name].append(synced_ms_per_step(lambda v=v: v["step"](batch), steps))
     base = median(times["eager fp32"])
     return {
         name: {
@@ -257,6 +260,7 @@ def main() -> None:
     out = os.environ.get("OUT")
     parser.add_argument("--json", type=Path, default=Path(out) / "cuda_check.json" if out else None)
     parser.add_argument("--repeats", type=int, default=5)
+    parser.add_argument("--timed-steps", type=int, default=20, help="steps per timed round")
     parser.add_argument(
         "--device",
         choices=("cuda", "cpu"),
@@ -276,7 +280,7 @@ def main() -> None:
         "bf16_no_scaler": check_bf16,
         "compile": check_compile,
         "profile_memory_report": check_profile,
-        "step_time": lambda m, t: check_step_time(m, t, args.repeats),
+        "step_time": lambda m, t: check_step_time(m, t, args.repeats, args.timed_steps),
         "grad_checkpointing_memory": check_grad_checkpointing,
     }
     with tempfile.TemporaryDirectory(prefix="cuda-check-") as tmp:
