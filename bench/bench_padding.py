@@ -49,6 +49,7 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import json
 import os
 import sys
 import tempfile
@@ -201,12 +202,14 @@ def measure(
     return result
 
 
-def report(results: dict[str, Any], args: argparse.Namespace) -> None:
+def report(results: dict[str, Any], settings: dict[str, Any]) -> None:
     parameters = ", ".join(f"{r['parameters']:,}" for r in results.values())
     print(
-        f"\ntransformer (project default; {parameters} parameters), batch {args.batch_size}, "
-        f"{args.threads} thread(s), seed 42; padding over all training batches of epoch 0; "
-        f"speed: {args.repeats} interleaved rounds of one epoch each, medians (CPU time)\n"
+        f"\ntransformer (project default; {parameters} parameters), batch "
+        f"{settings['batch_size']}, {settings['threads']} thread(s), seed 42; padding over all "
+        f"training batches of epoch 0; speed: {settings['repeats']} interleaved rounds of one "
+        "epoch each, medians (CPU time; speed vs fixed: median [min, max] of per-repeat "
+        "ratios)\n"
     )
     headers = [
         "data",
@@ -223,7 +226,9 @@ def report(results: dict[str, Any], args: argparse.Namespace) -> None:
     ]
     rows = []
     for label, result in results.items():
+        fixed = result["modes"]["fixed"]["round_s"]
         for name, row in result["modes"].items():
+            cpu = [f[1] / t[1] for f, t in zip(fixed, row["round_s"], strict=True)]
             rows.append(
                 [
                     label,
@@ -234,7 +239,7 @@ def report(results: dict[str, Any], args: argparse.Namespace) -> None:
                     f"{row['padding_share']:.1%}",
                     row["cpu"]["steps_per_s"],
                     row["cpu"]["samples_per_s"],
-                    f"{row['cpu']['speed_vs_fixed']:.2f}x",
+                    f"{median(cpu):.2f}x [{min(cpu):.2f}, {max(cpu):.2f}]",
                     f"{row['wall']['speed_vs_fixed']:.2f}x",
                     row["cpu"]["loader_ms_per_batch"],
                 ]
@@ -257,7 +262,15 @@ def main() -> None:
         "--sources", nargs="+", default=["text", "synthetic"], choices=["text", "synthetic"]
     )
     parser.add_argument("--json", type=Path, default=HERE / "bench_padding.json")
+    parser.add_argument(
+        "--from-json", type=Path, help="no run: print the table of an earlier --json output"
+    )
     args = parser.parse_args()
+    if args.from_json:
+        payload = json.loads(args.from_json.read_text(encoding="utf-8"))
+        results = {k: v for k, v in payload.items() if isinstance(v, dict) and "modes" in v}
+        report(results, payload["settings"])
+        return
     torch.set_num_threads(args.threads)
     if args.threads == 1 and hasattr(os, "sched_setaffinity"):
         os.sched_setaffinity(0, {min(os.sched_getaffinity(0))})  # one core: no migrations
@@ -274,7 +287,7 @@ def main() -> None:
                 overrides = [*overrides, f"train.batch_size={args.batch_size}"]
                 results[label] = measure(mods, overrides, work / key, args)
                 print(f"measured {label}", flush=True)
-    report(results, args)
+    report(results, vars(args))
     write_json(
         args.json,
         {
