@@ -26,7 +26,7 @@ must: the float16 GradScaler check (CPU autocast is bfloat16, without a scaler),
 memory report and the CUDA peak-memory check. Its timings mean nothing for a GPU.
 
     PYTHONPATH=src python bench/cuda_check.py --device cpu --repeats 1 --timed-steps 1 \
-        --json /tmp/cuda_dry_run.json   # ~10 min on 2 busy cores, mostly compilation
+        --json /tmp/cuda_dry_run.json   # 5-15 min on 2 busy cores, mostly compilation
 """
 
 from __future__ import annotations
