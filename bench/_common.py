@@ -37,7 +37,17 @@ def generate_project(parent: Path, **options: Any) -> Path:
 def import_project(project: Path) -> dict[str, ModuleType]:
     """The generated package's modules, imported from its src/ (one project per process)."""
     sys.path.insert(0, str(project / "src"))
-    names = ("checkpoint", "config", "data", "engine", "models", "monitor", "runtime", "train")
+    names = (
+        "checkpoint",
+        "config",
+        "data",
+        "engine",
+        "models",
+        "monitor",
+        "runtime",
+        "tasks",
+        "train",
+    )
     return {name: importlib.import_module(f"{PACKAGE}.{name}") for name in names}
 
 
@@ -86,17 +96,23 @@ def train_step_fn(
     lr: float = 1e-3,
     fused: bool = False,
 ) -> Callable[[Any], Any]:
-    """The project's `engine.train_step` on `model` with its autocast and GradScaler."""
+    """One optimizer step as the project's loop takes it (without gradient accumulation):
+    `engine.forward_backward` then `engine.optimizer_step` (clip, step, zero the
+    gradients), under `runtime.precision(device, amp, "auto")`: bfloat16 autocast on CPU,
+    float16 on CUDA with the GradScaler enabled there only."""
     import torch
 
     runtime, engine = mods["runtime"], mods["engine"]
-    dtype = runtime.amp_dtype(device, "auto")  # bfloat16 on CPU, float16 on CUDA
-    settings = engine.StepSettings(
-        task, device, lambda: runtime.autocast(device, amp, dtype), grad_clip
-    )
+    precision = runtime.precision(device, amp, "auto")
+    task_object = mods["tasks"].get_task(task)
     optimizer = torch.optim.AdamW(model.parameters(), lr=lr, fused=fused)
-    scaler = runtime.make_grad_scaler(device, amp, dtype)  # enabled for CUDA float16 only
-    return lambda batch: engine.train_step(model, batch, optimizer, scaler, settings)
+
+    def step(batch: Any) -> Any:
+        loss = engine.forward_backward(model, batch, task_object, precision)
+        engine.optimizer_step(optimizer, precision.scaler, grad_clip)
+        return loss
+
+    return step
 
 
 def bootstrap_ci(
@@ -118,6 +134,24 @@ def machine() -> dict[str, Any]:
         "cpu_count": os.cpu_count(),
         "torch_threads": torch.get_num_threads(),
         "platform": platform.platform(),
+        **_cpu(),
+        "load_average": os.getloadavg() if hasattr(os, "getloadavg") else None,
+    }
+
+
+def _cpu() -> dict[str, Any]:
+    """The CPU model and the flags bfloat16 speed depends on (Linux only)."""
+    try:
+        text = Path("/proc/cpuinfo").read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return {}
+    first = text.split("\n\n", 1)[0]  # the first processor's block
+    pairs = (line.split(":", 1) for line in first.splitlines() if ":" in line)
+    fields = {key.strip(): value.strip() for key, value in pairs}
+    flags = set(fields.get("flags", "").split())
+    return {
+        "cpu_model": fields.get("model name"),
+        "cpu_bf16_flags": sorted(flags & {"avx512_bf16", "amx_bf16", "amx_tile"}),
     }
 
 

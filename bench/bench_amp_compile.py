@@ -1,8 +1,9 @@
 """AMP (bfloat16) and torch.compile on CPU: step time against plain eager float32.
 
 Four variants of the generated project's default model train with the project's own
-`engine.train_step` (AdamW, default gradient clipping, the project's autocast and
-disabled GradScaler) on the same preloaded batch: eager float32, eager bfloat16
+step pieces, `engine.forward_backward` + `engine.optimizer_step` (AdamW, default gradient
+clipping, `runtime.precision`'s autocast and disabled GradScaler) on the same preloaded
+batch: eager float32, eager bfloat16
 autocast, compiled float32, compiled bfloat16 (`torch.compile(mode=--mode)`, the way
 `train.prepare_model` does it). Warm-up steps (including compilation, reported
 separately) are excluded; rounds of `--steps` steps are interleaved and repeated.

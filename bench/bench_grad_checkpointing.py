@@ -20,7 +20,8 @@ activation, temporary, autograd detail, unclassified). Three peaks over the step
   optimizer state and inputs;
 - total: every category.
 
-Step time: the project's `engine.train_step`, plain and checkpointed interleaved,
+Step time: the project's `engine.forward_backward` + `engine.optimizer_step` (AdamW, no
+clipping), plain and checkpointed interleaved,
 `--repeats` rounds of `--steps` steps, medians (wall and process CPU time).
 
     PYTHONPATH=src python bench/bench_grad_checkpointing.py --json /tmp/gc.json
@@ -32,7 +33,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import sys
 import tempfile
 import warnings
 from pathlib import Path
@@ -40,7 +40,6 @@ from typing import Any
 
 import torch
 from _common import (
-    PACKAGE,
     generate_project,
     import_project,
     interleaved,
@@ -68,11 +67,15 @@ STATE = {"parameter", "optimizer_state", "input", "gradient"}
 
 
 def build(mods: dict[str, Any], args: argparse.Namespace, checkpointing: bool) -> Any:
+    # each dataset declares only its own keys: images have a size, sequences a length
+    if args.task == "image-classification":
+        size = f"data.image_size={args.image_size}"
+    else:
+        size = f"data.max_length={args.max_length}"
     overrides = [
         f"model.depth={args.depth}",
         f"model.width={args.width}",
-        f"data.image_size={args.image_size}",
-        f"data.max_length={args.max_length}",
+        size,
         "model.dropout=0.0",  # identical outputs without matching dropout masks
         f"model.grad_checkpointing={str(checkpointing).lower()}",
         f"train.batch_size={args.batch_size}",
@@ -117,7 +120,7 @@ def gradient_difference(
         model.train()
         model.zero_grad(set_to_none=True)
         outputs = model(**mods["engine"].model_inputs(batch))
-        sys.modules[f"{PACKAGE}.tasks"].loss_fn(task, outputs, batch["targets"]).backward()
+        mods["tasks"].get_task(task).loss(outputs, batch["targets"]).backward()
     pairs = list(zip(plain.parameters(), ckpt.parameters(), strict=True))
     diff = max((p.grad - q.grad).abs().max().item() for p, q in pairs)
     scale = max(p.grad.abs().max().item() for p, _ in pairs)

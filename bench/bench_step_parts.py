@@ -8,7 +8,7 @@ one core), side by side with its alternative:
   project's choice): gradients present, same parameters;
 - gradient clipping over `model.parameters()` (walks the module tree every call) vs over
   the optimizer's parameter list (what the generated `optimizer_step` does);
-- `model.train()`, which `train_one_epoch` calls once per epoch.
+- `model.train()`, which the project's loop (`train.train`) calls once per epoch.
 
 Then `--steps` plain forward/backward/step iterations on the default model, timed one by
 one: the spread of identical work on this machine (why bench_training_loop.py times its
@@ -49,7 +49,7 @@ def parts(mods: dict[str, Any], tmp: Path, size: str, calls: int) -> dict[str, f
     overrides = [f"train.out_dir={tmp / size}", "train.device=cpu", "data.num_samples=64"]
     config = mods["config"].load_config(None, overrides + SIZES[size])
     run = mods["train"].build_run(config, mods["runtime"].DistInfo(), torch.device("cpu"))
-    model, batch = run.model, next(iter(run.loaders[0]))
+    model, batch = run.model, next(iter(run.train_loader))
     F.cross_entropy(model(batch["inputs"]), batch["targets"]).backward()  # gradients present
     params = [p for group in run.optimizer.param_groups for p in group["params"]]
     clip = torch.nn.utils.clip_grad_norm_
@@ -77,7 +77,7 @@ def spread(mods: dict[str, Any], tmp: Path, steps: int) -> dict[str, float]:
     run = mods["train"].build_run(config, mods["runtime"].DistInfo(), torch.device("cpu"))
     model, optimizer = run.model, run.optimizer
     times = []
-    for batch in itertools.islice(itertools.cycle(run.loaders[0]), steps + 10):
+    for batch in itertools.islice(itertools.cycle(run.train_loader), steps + 10):
         start = time.process_time()
         optimizer.zero_grad()
         F.cross_entropy(model(batch["inputs"]), batch["targets"]).backward()

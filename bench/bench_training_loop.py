@@ -4,10 +4,16 @@ Every contender trains its own copy of the same model (the generated project's d
 CNN on 32x32 images, identical initial weights) on the same batches (preloaded once
 from the project's own DataLoader), on CPU with a fixed thread count:
 
-- generated: the project's `engine.train_one_epoch` with everything `build_run` makes
-  (StepSettings, the project's AdamW, warm-up/cosine scheduler, the disabled GradScaler,
-  gradient clipping at the default `train.grad_clip`) and the real `Reporter.after_step`
-  bookkeeping (loss window flushed every `train.log_every` steps, metrics.csv rows);
+- generated: the body of the project's batch loop in `train.train(run)`, statement for
+  statement (`generated_step` below), on everything `build_run` makes (the project's
+  AdamW, warm-up/cosine scheduler, `runtime.precision`'s disabled GradScaler, gradient
+  clipping at the default `train.grad_clip`) with a real `monitor.Monitor` built as
+  `train` builds it: per batch `engine.to_device` + `engine.forward_backward`, then
+  `engine.optimizer_step`, `scheduler.step()`, `monitor.record_step`, and every
+  `train.log_every` steps `monitor.log_train` (loss window read back, metrics.csv row)
+  with `train.check_finite`. What `train` does once per epoch (`sampler.set_epoch`,
+  `model.train()`, `zero_grad`) is done once, before timing; evaluation and
+  checkpoints at epoch ends are not timed (no contender has them);
 - minimal: `zero_grad / forward / loss / backward / step`, nothing else, with the
   project's optimizer settings;
 - lightning: the same job as a LightningModule in a `Trainer`: the project's optimizer
@@ -21,6 +27,12 @@ from the project's own DataLoader), on CPU with a fixed thread count:
 So "lightning" differs from "generated" by the loop alone (same maths, same optimizer
 kernel); the last row adds what the project's optimizer choice is worth.
 
+The generated step is a copy of `train`'s loop body, so before any timing the script
+checks the copy against the real thing: `train.train(run)` for `--check-steps` steps
+and the copy on the same batches, each on a fresh `build_run` with the same seed, must
+end with bit-identical weights and the same logged losses (else it stops). The result
+is in the JSON (`reproduction_check`).
+
 Lockstep timing. This machine's speed wanders by +-15% from one step to the next
 (shared host), far more than the ~1% a loop's overhead costs on the default model, so
 rounds timed one after another cannot resolve it. Instead each Lightning run drives the
@@ -31,13 +43,13 @@ batch fetch, hooks, logging, clipping, optimizer). The steps of one cycle run wi
 few hundred milliseconds of each other, and the statistic is the median over cycles of
 the per-cycle time ratio, with a bootstrap 95% interval; "faster in" counts the cycles
 the generated step was the quicker one. The total-time ratio (which also carries the
-periodic log flushes) is shown beside it. A generated step is one call of
-`train_one_epoch` on a one-batch list, which adds that function's per-epoch set-up
-(`model.train()`, `zero_grad`; ~0.15 ms) to every step: a bias against the generated
-loop. (Running the unchanged loop in a thread fed one batch at a time avoids that bias
-but was dropped: there the loop's steps ran ~14% slower than in the main thread, from
-one run to the next, for no reason in its code.) With one thread the process is pinned to
-one core.
+periodic log flushes) is shown beside it. With one thread the process is pinned to one
+core.
+
+(Template 0.1.0's loop was a function, `engine.train_one_epoch`, which this script called
+on a one-batch list per step, paying its per-epoch set-up every step; 0.2.0's loop is
+inline in `train.train`, hence the copy. Whole `train(run)` runs against whole Lightning
+fits were not used: rounds timed one after another cannot resolve ~1% here, see above.)
 
     PYTHONPATH=src python bench/bench_training_loop.py --steps 800 --json /tmp/loop.json
 """
@@ -45,7 +57,10 @@ one core.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import copy
+import csv
+import io
 import itertools
 import json
 import logging
@@ -71,7 +86,7 @@ from _common import (
 )
 
 Batch = dict[str, torch.Tensor]
-Step = Callable[[Batch], None]
+Step = Callable[[Batch], Any]
 
 
 class Batches:
@@ -87,22 +102,123 @@ class Batches:
         return len(self.batches)
 
 
-def generated_step(mods: dict[str, Any], run: Any, reporter: Any) -> Step:
-    """One step of the project's own loop: train_one_epoch over a one-batch list."""
+def make_monitor(run: Any, mods: dict[str, Any]) -> Any:
+    """The Monitor exactly as `train.train` builds it (and the config it records)."""
+    cfg = run.config.train
+    monitor = mods["monitor"].Monitor(
+        Path(cfg.out_dir),
+        run.info,
+        run.precision.device,
+        run.task.metrics,
+        cfg.batch_size * cfg.grad_accum_steps * run.info.world_size,
+        resume_step=run.state.step if run.resumed else None,
+        tensorboard=cfg.logger == "tensorboard",
+        profile=cfg.profile,
+    )
+    monitor.record_config(Path(cfg.out_dir) / "config.toml", mods["config"].to_toml(run.config))
+    return monitor
 
-    def step(batch: Batch) -> None:
-        mods["engine"].train_one_epoch(
-            run.train_model,
-            [batch],
-            run.optimizer,
-            run.scheduler,
-            run.scaler,
-            run.settings,
-            run.state,
-            reporter.after_step,
-        )
+
+def generated_step(mods: dict[str, Any], run: Any, monitor: Any) -> Step:
+    """One pass of the body of `train.train`'s batch loop, statement for statement.
+
+    What `train` does once per epoch before its batch loop (`model.train()`,
+    `zero_grad`) is done here, once. Returns whether `train` would stop (max_steps)."""
+    engine, train = mods["engine"], mods["train"]
+    cfg, state, task, device = run.config.train, run.state, run.task, run.precision.device
+    out_dir = Path(cfg.out_dir)
+    run.train_model.train()
+    run.optimizer.zero_grad(set_to_none=True)
+    losses: list[torch.Tensor] = []
+
+    def step(batch: Batch) -> bool:
+        nonlocal losses
+        # --- from here to the end: train.train's loop body (`continue`/`break` -> return)
+        state.batch_in_epoch += 1
+        step_now = state.batch_in_epoch % cfg.grad_accum_steps == 0
+        with contextlib.nullcontext() if step_now else engine.no_sync(run.train_model):
+            batch = engine.to_device(batch, device)
+            losses.append(
+                engine.forward_backward(
+                    run.train_model, batch, task, run.precision, cfg.grad_accum_steps
+                )
+            )
+        if not step_now:
+            return False
+        engine.optimizer_step(run.optimizer, run.precision.scaler, cfg.grad_clip)
+        run.scheduler.step()
+        state.step += 1
+        monitor.record_step(torch.stack(losses).mean(), state.step)
+        losses = []
+
+        done = 0 < cfg.max_steps <= state.step
+        checkpoint_now = cfg.checkpoint_every > 0 and state.step % cfg.checkpoint_every == 0
+        if state.step % cfg.log_every == 0 or checkpoint_now or done:
+            lr = run.scheduler.get_last_lr()[0]
+            train.check_finite(monitor.log_train(state.step, state.epoch + 1, lr), run)
+        if checkpoint_now and not done:
+            train.save(run, "last.pt")
+            train.save(run, f"step-{state.step:08d}.pt")
+            if run.info.is_main:
+                mods["checkpoint"].prune_step_checkpoints(out_dir, cfg.keep_last)
+        return done
 
     return step
+
+
+def check_reproduction(
+    mods: dict[str, Any], overrides: list[str], tmp: Path, steps: int
+) -> dict[str, Any]:
+    """`train.train(run)` for `steps` steps vs `generated_step` on the same batches, each on
+    a fresh `build_run` (same seed): the weights must be bit-identical and the losses
+    logged to metrics.csv the same. Raises otherwise."""
+
+    def fresh(name: str) -> Any:
+        config = mods["config"].load_config(
+            None, [*overrides, f"train.out_dir={tmp / name}", f"train.max_steps={steps}"]
+        )
+        return mods["train"].build_run(config, mods["runtime"].DistInfo(), torch.device("cpu"))
+
+    reference = fresh("check-train")
+    with contextlib.redirect_stdout(io.StringIO()):  # its end-of-epoch evaluation line
+        mods["train"].train(reference)
+    copy_run = fresh("check-copy")
+    rng = torch.get_rng_state()  # dropout draws from it: leave it as train() finds it
+    copy_run.sampler.set_epoch(0)
+    batches = list(itertools.islice(copy_run.train_loader, steps))
+    torch.set_rng_state(rng)
+    monitor = make_monitor(copy_run, mods)
+    step = generated_step(mods, copy_run, monitor)
+    done = [step(batch) for batch in batches]
+    monitor.close()
+    pairs = zip(
+        reference.model.state_dict().items(), copy_run.model.state_dict().items(), strict=True
+    )
+    differing = [name for (name, a), (_, b) in pairs if not torch.equal(a, b)]
+
+    def train_losses(run: Any) -> list[str]:
+        path = Path(run.config.train.out_dir) / "metrics.csv"
+        with path.open(encoding="utf-8") as handle:
+            return [row["loss"] for row in csv.DictReader(handle) if row["split"] == "train"]
+
+    result = {
+        "steps": steps,
+        "train_steps": reference.state.step,
+        "copy_steps": copy_run.state.step,
+        "copy_stopped_at_last_step": done[-1] and not any(done[:-1]),
+        "differing_tensors": differing,
+        "train_logged_losses": train_losses(reference),
+        "copy_logged_losses": train_losses(copy_run),
+    }
+    result["identical"] = (
+        not differing
+        and result["train_steps"] == result["copy_steps"] == steps
+        and result["copy_stopped_at_last_step"]
+        and result["train_logged_losses"] == result["copy_logged_losses"]
+    )
+    if not result["identical"]:
+        raise SystemExit(f"generated_step no longer reproduces train.train: {result}")
+    return result
 
 
 def minimal_step(model: torch.nn.Module, optimizer: torch.optim.Optimizer) -> Step:
@@ -152,7 +268,8 @@ def lightning_lockstep(
             if not fused:
                 settings = {"lr": settings["lr"], "weight_decay": settings["weight_decay"]}
             optimizer = torch.optim.AdamW(self.parameters(), **settings)
-            total = train_cfg.epochs * len(run.loaders[0])  # as build_run plans it
+            steps_per_epoch = len(run.train_loader) // train_cfg.grad_accum_steps
+            total = train_cfg.epochs * steps_per_epoch  # as build_run plans it
             schedule = mods["train"].warmup_cosine(optimizer, train_cfg.warmup_steps, total)
             return {
                 "optimizer": optimizer,
@@ -214,18 +331,20 @@ SIZES = {
 
 def compare(mods: dict[str, Any], tmp: Path, size: str, args: argparse.Namespace) -> dict:
     """Two lockstep runs (one per Lightning variant), each also stepping generated and minimal."""
-    overrides = [f"train.out_dir={tmp / size}", "train.device=cpu", "data.num_samples=1024"]
-    config = mods["config"].load_config(None, overrides + SIZES[size])
+    overrides = ["train.device=cpu", "data.num_samples=1024", *SIZES[size]]
+    check = check_reproduction(mods, overrides, tmp / size, args.check_steps)
+    config = mods["config"].load_config(None, [*overrides, f"train.out_dir={tmp / size}"])
     run = mods["train"].build_run(config, mods["runtime"].DistInfo(), torch.device("cpu"))
-    reporter = mods["monitor"].Reporter(run)
+    monitor = make_monitor(run, mods)
     plain = copy.deepcopy(run.model)  # identical initial weights
     optimizer = torch.optim.AdamW(plain.parameters(), **optimizer_settings(run.optimizer))
     others = {
-        "generated": generated_step(mods, run, reporter),
+        "generated": generated_step(mods, run, monitor),
         "minimal": minimal_step(plain, optimizer),
     }
     cycles = args.steps + args.warmup + 1  # the first Lightning step is not timed
-    batches = list(itertools.islice(itertools.cycle(run.loaders[0]), cycles))
+    run.sampler.set_epoch(0)
+    batches = list(itertools.islice(itertools.cycle(run.train_loader), cycles))
     result: dict[str, Any] = {
         "overrides": SIZES[size],
         "parameters": sum(p.numel() for p in run.model.parameters()),
@@ -233,6 +352,7 @@ def compare(mods: dict[str, Any], tmp: Path, size: str, args: argparse.Namespace
         "grad_clip": run.config.train.grad_clip,
         "log_every": run.config.train.log_every,
         "optimizer": optimizer_settings(run.optimizer),
+        "reproduction_check": check,
         "runs": {},
     }
     for name, fused in (("lightning", True), ("lightning, torch-default AdamW", False)):
@@ -243,7 +363,7 @@ def compare(mods: dict[str, Any], tmp: Path, size: str, args: argparse.Namespace
             clock: summarise({key: [t[index] for t in value] for key, value in times.items()})
             for index, clock in enumerate(("wall", "cpu"))
         }
-    reporter.profiler.stop()
+    monitor.close()
     return result
 
 
@@ -336,6 +456,12 @@ def main() -> None:
     parser.add_argument("--steps", type=int, default=800, help="timed cycles per Lightning run")
     parser.add_argument("--warmup", type=int, default=10, help="untimed cycles first")
     parser.add_argument("--threads", type=int, default=1, help="torch.set_num_threads")
+    parser.add_argument(
+        "--check-steps",
+        type=int,
+        default=20,
+        help="steps of train.train vs the copied loop body, compared before timing",
+    )
     parser.add_argument("--sizes", nargs="+", default=list(SIZES), choices=list(SIZES))
     parser.add_argument("--json", type=Path, default=None)
     parser.add_argument(

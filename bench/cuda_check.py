@@ -18,6 +18,15 @@ Prints a table per check and writes everything as JSON (`--json`, default
 `$OUT/cuda_check.json` when $OUT is set).
 
     PYTHONPATH=src python bench/cuda_check.py --json /tmp/cuda_check.json
+
+`--device cpu` is a dry run of the same checks on CPU, for a machine without a GPU: it
+exercises the project calls each check makes (build_run, train, resume, checkpoints,
+compile, the profiler, the step pieces), and the CUDA-only assertions fail there as they
+must: the float16 GradScaler check (CPU autocast is bfloat16, without a scaler), the CUDA
+memory report and the CUDA peak-memory check. Its timings mean nothing for a GPU.
+
+    PYTHONPATH=src python bench/cuda_check.py --device cpu --repeats 1 --timed-steps 1 \
+        --json /tmp/cuda_dry_run.json   # 5-15 min on 2 busy cores, mostly compilation
 """
 
 from __future__ import annotations
@@ -45,20 +54,21 @@ from _common import (
     write_json,
 )
 
-DEVICE = torch.device("cuda", 0)
+DEVICE = torch.device("cuda", 0)  # main() sets torch.device("cpu") for --device cpu
 
 
 def config_for(mods: dict[str, Any], out_dir: Path, *overrides: str) -> Any:
-    fixed = ["train.device=cuda", f"train.out_dir={out_dir}", "data.num_samples=1024"]
+    fixed = [f"train.device={DEVICE.type}", f"train.out_dir={out_dir}", "data.num_samples=1024"]
     return mods["config"].load_config(None, [*fixed, *overrides])
 
 
 def train_run(mods: dict[str, Any], config: Any) -> tuple[Any, dict[str, Any], str]:
-    """build_run + train_epochs, stdout captured (the profiler prints its report)."""
+    """build_run + train (the project's loop), stdout captured (the profiler prints its
+    report)."""
     buffer = io.StringIO()
     with contextlib.redirect_stdout(buffer):
         run = mods["train"].build_run(config, mods["runtime"].DistInfo(), DEVICE)
-        result = mods["train"].train_epochs(run)
+        result = mods["train"].train(run)
     return run, result, buffer.getvalue()
 
 
@@ -82,9 +92,9 @@ def check_fp16_scaler(mods: dict[str, Any], tmp: Path) -> dict[str, Any]:
         "train.resume=auto",
     )
     run2 = mods["train"].build_run(resumed, mods["runtime"].DistInfo(), DEVICE)
-    assert run.scaler.is_enabled(), "float16 on CUDA must use an enabled GradScaler"
+    assert run.precision.scaler.is_enabled(), "float16 on CUDA must use an enabled GradScaler"
     assert "scale" in saved and saved["scale"] > 0, saved
-    assert run2.scaler.get_scale() == saved["scale"], "scaler state not restored"
+    assert run2.precision.scaler.get_scale() == saved["scale"], "scaler state not restored"
     assert torch.isfinite(torch.tensor(result["loss"])), result
     return {
         "scaler_enabled": True,
@@ -95,7 +105,7 @@ def check_fp16_scaler(mods: dict[str, Any], tmp: Path) -> dict[str, Any]:
 
 
 def check_bf16(mods: dict[str, Any], tmp: Path) -> dict[str, Any]:
-    if not torch.cuda.is_bf16_supported():
+    if DEVICE.type == "cuda" and not torch.cuda.is_bf16_supported():
         return {"skipped": "bfloat16 not supported on this GPU"}
     config = config_for(
         mods,
@@ -106,7 +116,8 @@ def check_bf16(mods: dict[str, Any], tmp: Path) -> dict[str, Any]:
         "train.epochs=1",
     )
     run, result, _ = train_run(mods, config)
-    assert not run.scaler.is_enabled(), "bfloat16 needs no GradScaler"
+    assert run.precision.dtype == torch.bfloat16, run.precision
+    assert not run.precision.scaler.is_enabled(), "bfloat16 needs no GradScaler"
     return {"scaler_enabled": False, "val_loss": result["loss"]}
 
 
@@ -153,16 +164,23 @@ def check_profile(mods: dict[str, Any], tmp: Path) -> dict[str, Any]:
     return {"trace_bytes": trace.stat().st_size, "report_lines": len(output.splitlines())}
 
 
+def synchronize() -> None:
+    if DEVICE.type == "cuda":
+        torch.cuda.synchronize()
+
+
 def synced_ms_per_step(step: Callable[[], Any], steps: int) -> float:
-    torch.cuda.synchronize()
+    synchronize()
     start = time.perf_counter()
     for _ in range(steps):
         step()
-    torch.cuda.synchronize()
+    synchronize()
     return (time.perf_counter() - start) / steps * 1e3
 
 
-def check_step_time(mods: dict[str, Any], tmp: Path, repeats: int) -> dict[str, Any]:
+def check_step_time(
+    mods: dict[str, Any], tmp: Path, repeats: int, steps: int = 20
+) -> dict[str, Any]:
     config = config_for(mods, tmp / "t", "train.batch_size=256", "model.width=64", "model.depth=3")
     bundle = mods["data"].build_data(config.data, config.train.seed)
     loader, _, _ = mods["data"].build_loaders(bundle, config, mods["runtime"].DistInfo(), DEVICE)
@@ -180,12 +198,12 @@ def check_step_time(mods: dict[str, Any], tmp: Path, repeats: int) -> dict[str, 
         start = time.perf_counter()
         for _ in range(3):
             step(batch)
-        torch.cuda.synchronize()
+        synchronize()
         variants[name] = {"warmup_s": time.perf_counter() - start, "step": step}
     times: dict[str, list[float]] = {name: [] for name in variants}
     for _ in range(repeats):  # interleaved rounds
         for name, v in variants.items():
-            times[name].append(synced_ms_per_step(lambda v=v: v["step"](batch), 20))
+            times[name].append(synced_ms_per_step(lambda v=v: v["step"](batch), steps))
     base = median(times["eager fp32"])
     return {
         name: {
@@ -242,16 +260,27 @@ def main() -> None:
     out = os.environ.get("OUT")
     parser.add_argument("--json", type=Path, default=Path(out) / "cuda_check.json" if out else None)
     parser.add_argument("--repeats", type=int, default=5)
+    parser.add_argument("--timed-steps", type=int, default=20, help="steps per timed round")
+    parser.add_argument(
+        "--device",
+        choices=("cuda", "cpu"),
+        default="cuda",
+        help="cpu: a dry run of the same checks (CUDA-only assertions fail there)",
+    )
     args = parser.parse_args()
-    if not torch.cuda.is_available():
-        raise SystemExit("no CUDA device: this check needs a GPU")
-    report: dict[str, Any] = {"machine": {**machine(), "gpu": torch.cuda.get_device_name(0)}}
+    global DEVICE
+    if args.device == "cpu":
+        DEVICE = torch.device("cpu")
+    elif not torch.cuda.is_available():
+        raise SystemExit("no CUDA device: this check needs a GPU (or --device cpu, a dry run)")
+    gpu = torch.cuda.get_device_name(0) if DEVICE.type == "cuda" else None
+    report: dict[str, Any] = {"machine": {**machine(), "gpu": gpu}, "device": str(DEVICE)}
     checks: dict[str, Callable[[dict, Path], dict]] = {
         "fp16_gradscaler": check_fp16_scaler,
         "bf16_no_scaler": check_bf16,
         "compile": check_compile,
         "profile_memory_report": check_profile,
-        "step_time": lambda m, t: check_step_time(m, t, args.repeats),
+        "step_time": lambda m, t: check_step_time(m, t, args.repeats, args.timed_steps),
         "grad_checkpointing_memory": check_grad_checkpointing,
     }
     with tempfile.TemporaryDirectory(prefix="cuda-check-") as tmp:

@@ -1,6 +1,6 @@
 """Real-data checks of ptgen's dataset kinds, one command for all three:
 
-    PYTHONPATH=src python bench/real_data.py [--out-dir /tmp/ptgen-real-data]
+    PYTHONPATH=src python bench/real_data.py [--out-dir /tmp/ptgen-real-data] [--json PATH]
 
 1. text:         a `transformer` project on four categories of Debian's `fortunes`
                  corpus (apt-get install fortunes) vs. the majority-class baseline.
@@ -12,7 +12,7 @@
 
 Each project is generated with ptgen's library API, trained with `python -m PKG train`
 and scored with `python -m PKG evaluate --checkpoint .../last.pt --json`. Prints a table and
-writes bench/real_data.json. Needs scikit-learn (pip) and fortunes (apt).
+writes bench/real_data.json (or --json PATH). Needs scikit-learn (pip) and fortunes (apt).
 """
 
 from __future__ import annotations
@@ -312,6 +312,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out-dir", type=Path, default=Path("/tmp/ptgen-real-data"))
     parser.add_argument("--only", choices=["text", "csv", "image"], action="append")
+    parser.add_argument("--json", type=Path, default=HERE / "real_data.json")
     args = parser.parse_args()
     random.seed(0)
     benchmarks = {"text": text_benchmark, "csv": csv_benchmark, "image": image_benchmark}
@@ -330,9 +331,10 @@ def main() -> None:
             f"{row['dataset'][:58]:58} {row['metric']:24} {row['ptgen']:8.4f} "
             f"{row['baseline']:8.4f}  {row['baseline_name']}"
         )
-    out = HERE / "real_data.json"
+    out = args.json
     if args.only and out.exists():  # keep the other benchmarks' latest rows
         rows += [r for r in json.loads(out.read_text()) if r["name"] not in args.only]
+    out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps(rows, indent=2) + "\n")
     print(f"\nwrote {out}")
 
