@@ -305,7 +305,7 @@ def test_a_config_file_that_is_not_utf8_is_named(project: Path, tmp_path: Path) 
     config = tmp_path / "run.toml"
     config.write_bytes('[train]\nout_dir = "caf\xe9"\n'.encode("latin-1"))
     result = run_in_project(project, "-m", PKG, "train", "--config", str(config))
-    assert_one_line_error(result, str(config), "not UTF-8")
+    assert_one_line_error(result, f"{config}:2", "not UTF-8")
 
 
 def test_tilde_in_out_dir_is_the_home_directory(project: Path, tmp_path: Path) -> None:

@@ -205,9 +205,11 @@ def _comment(f: dataclasses.Field) -> str:
 
 def _read_toml(path: Path) -> dict[str, Any]:
     try:
-        return tomllib.loads(path.read_text(encoding="utf-8"))
+        data = path.read_bytes()
+        return tomllib.loads(data.decode("utf-8"))
     except UnicodeDecodeError as exc:
-        raise ConfigError(f"cannot read config {path}: not UTF-8 text ({exc.reason})") from None
+        line = data.count(b"\n", 0, exc.start) + 1
+        raise ConfigError(f"cannot read config {path}:{line}: not UTF-8 text") from None
     except (OSError, tomllib.TOMLDecodeError) as exc:
         raise ConfigError(f"cannot read config {path}: {exc}") from None
 
