@@ -30,6 +30,7 @@ import subprocess
 import sys
 import time
 import tomllib
+import warnings
 from pathlib import Path
 from typing import Any
 
@@ -103,6 +104,8 @@ def _import_optuna() -> Any:
     except ImportError:
         raise ConfigError("sweep needs optuna: pip install -e '.[sweep]'") from None
     optuna.logging.set_verbosity(optuna.logging.ERROR)  # the sweep prints its own lines
+    # Optuna marks heartbeats experimental; the sweep relies on them knowingly
+    warnings.filterwarnings("ignore", category=optuna.exceptions.ExperimentalWarning)
     return optuna
 
 
@@ -115,7 +118,7 @@ def open_study(optuna: Any, url: str, name: str, resume: bool, config: Config) -
             engine_kwargs=engine,
             heartbeat_interval=HEARTBEAT_S,
             grace_period=GRACE_S,
-            failed_trial_callback=continue_later,
+            heartbeat_stale_trial_callback=continue_later,
         )
         exists = name in optuna.study.get_all_study_names(storage)
     except Exception as exc:  # a bad URL, a missing driver, a server that does not answer
@@ -264,9 +267,9 @@ def report(study: Any, space: dict[str, Any], task: Task, out: Path, config: Con
     """The trials as a table and OUT/trials.csv; the best trial's config as OUT/best.toml."""
     columns = ["trial", "state", task.monitor, *space, "note"]
     rows = [trial_row(t, task.monitor) for t in study.get_trials(deepcopy=False)]
-    print("  ".join(f"{c:>12}" for c in columns))
+    print("  ".join(f"{c:>10}" for c in columns))
     for row in rows:
-        print("  ".join(f"{row.get(c, ''):>12}" for c in columns))
+        print("  ".join(f"{_show(row.get(c, '')):>10}" for c in columns))
     with open(out / "trials.csv", "w", newline="", encoding="utf-8") as handle:
         writer = csv.DictWriter(handle, columns)
         writer.writeheader()
@@ -292,7 +295,7 @@ def trial_row(trial: Any, metric: str) -> dict[str, Any]:
     notes = [f"continues trial {attrs['continues']}" if "continues" in attrs else ""]
     notes += [f"{attrs['interrupted']}, continued later" if "interrupted" in attrs else ""]
     notes += [attrs.get("error", "")]
-    value = "" if trial.value is None or math.isnan(trial.value) else f"{trial.value:.4f}"
+    value = "" if trial.value is None or math.isnan(trial.value) else trial.value
     return {
         "trial": trial.number,
         "state": trial.state.name,
@@ -300,3 +303,7 @@ def trial_row(trial: Any, metric: str) -> dict[str, Any]:
         **trial.params,
         "note": "; ".join(n for n in notes if n),
     }
+
+
+def _show(value: Any) -> str:
+    return f"{value:.4g}" if isinstance(value, float) else str(value)
