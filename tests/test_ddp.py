@@ -2,7 +2,8 @@
 
 Two processes train, checkpoint once (rank 0), log once, and the checkpoint evaluates in
 a single process; 2 ranks x batch B equal one process x batch 2B; a SIGKILLed DDP run
-resumes exactly; two "nodes" rendezvous over c10d on loopback.
+resumes exactly, and so does one stopped by SIGTERM (issue 20); two "nodes" rendezvous
+over c10d on loopback.
 """
 
 from __future__ import annotations
@@ -286,3 +287,33 @@ def test_two_nodes_rendezvous_on_loopback_train_and_checkpoint(
     checkpoint = torch.load(out / "last.pt", weights_only=True)
     assert checkpoint["step"] == STEPS_PER_EPOCH  # 96 samples over 2 processes x 8
     assert sum(o.count("epoch 1/1") for o in outputs) == 1
+
+
+def test_sigterm_to_torchrun_stops_every_rank_at_one_step_and_resumes_exactly(
+    project: Path, ddp_run: tuple[Path, subprocess.CompletedProcess[str]], tmp_path: Path
+) -> None:
+    # torchrun passes SIGTERM on to both processes; they may see it at different steps,
+    # but the stop flag is all-reduced at every step, so both stop after the same one.
+    out = tmp_path / "run"
+    proc = subprocess.Popen(
+        command(STANDALONE, out, "train.batch_size=8"),
+        cwd=project,
+        env=env(project),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    metrics, deadline = out / "metrics.csv", time.monotonic() + 300
+    while not (metrics.exists() and metrics.read_text().count(",train,") >= 4):  # step 8
+        assert proc.poll() is None and time.monotonic() < deadline, proc.communicate()
+        time.sleep(0.01)
+    proc.send_signal(signal.SIGTERM)
+    stdout, stderr = proc.communicate(timeout=120)
+    saved = torch.load(out / "last.pt", weights_only=True)
+    assert saved["batch_in_epoch"] > 0 and saved["step"] < 3 * STEPS_PER_EPOCH
+    epoch = saved["epoch"] + 1
+    assert stdout.count(f"SIGTERM: stopped at epoch {epoch}, step {saved['step']};") == 1, stdout
+    resumed = run(project, command(STANDALONE, out, "train.batch_size=8", "train.resume=auto"))
+    assert resumed.returncode == 0, resumed.stdout + resumed.stderr
+    reference, got = model_state(ddp_run[0] / "last.pt"), model_state(out / "last.pt")
+    assert all(torch.equal(got[name], reference[name]) for name in reference)
