@@ -15,6 +15,7 @@ empty `data.root` the project's synthetic table is used instead. This file is yo
 from __future__ import annotations
 
 import csv
+import io
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -23,7 +24,7 @@ import torch
 
 from ..config import ConfigError, option
 from ..tasks import DataSpec
-from . import DataBundle, TensorDictDataset, hold_out
+from . import DataBundle, TensorDictDataset, hold_out, read_text
 from ._synthetic import SyntheticOptions, make_splits
 
 
@@ -46,8 +47,11 @@ def read_table(path: Path) -> tuple[list[str], list[list[str]]]:
     """The header and the non-empty rows of a CSV file."""
     if not path.is_file():
         raise FileNotFoundError(f"CSV file {path} does not exist")
-    with path.open(newline="", encoding="utf-8") as f:
-        rows = [row for row in csv.reader(f) if any(cell.strip() for cell in row)]
+    reader = csv.reader(io.StringIO(read_text(path), newline=""))
+    try:
+        rows = [row for row in reader if any(cell.strip() for cell in row)]
+    except csv.Error as exc:
+        raise ConfigError(f"{path}:{reader.line_num}: {exc}") from None
     if len(rows) < 2:
         raise ConfigError(f"{path} needs a header row and at least one data row")
     return [name.strip() for name in rows[0]], rows[1:]

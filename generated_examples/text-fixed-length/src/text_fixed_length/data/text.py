@@ -18,6 +18,7 @@ file is yours: `ptgen update` never touches it.
 from __future__ import annotations
 
 import csv
+import io
 import re
 from collections import Counter
 from dataclasses import dataclass
@@ -28,7 +29,7 @@ import torch
 
 from ..config import ConfigError, option
 from ..tasks import DataSpec
-from . import DataBundle, TensorDictDataset, hold_out
+from . import DataBundle, TensorDictDataset, hold_out, read_text
 from ._sequences import fixed_length
 from ._synthetic import SyntheticOptions, make_splits
 
@@ -62,28 +63,37 @@ def tokenize(text: str) -> list[str]:
 
 
 def read_rows(path: Path, label_column: str) -> list[tuple[str, str]]:
-    """(text, label) pairs from a .tsv (tab-separated) or .csv file with a header row."""
+    """(text, label) pairs from a .tsv (tab-separated) or .csv file with a header row.
+
+    TSV text is taken as it is: a quote is a character, not a delimiter (so one line is
+    always one row); CSV follows the usual quoting."""
     if not path.is_file():
         raise FileNotFoundError(f"text file {path} does not exist")
-    csv.field_size_limit(1 << 24)  # long documents are fine
-    delimiter = "\t" if path.suffix.lower() in (".tsv", ".tab", ".txt") else ","
-    with path.open(newline="", encoding="utf-8") as f:
-        rows = [row for row in csv.reader(f, delimiter=delimiter) if row]
+    csv.field_size_limit(2**31 - 1)  # long documents are fine: max_length cuts them
+    tsv = path.suffix.lower() in (".tsv", ".tab", ".txt")
+    dialect = {"delimiter": "\t", "quoting": csv.QUOTE_NONE} if tsv else {"delimiter": ","}
+    text = read_text(path)
+    reader = csv.reader(io.StringIO(text, newline=""), **dialect)
+    try:
+        rows = [(reader.line_num, row) for row in reader if row]
+    except csv.Error as exc:
+        raise ConfigError(f"{path}:{reader.line_num}: {exc}") from None
     if len(rows) < 2:
         raise ConfigError(f"{path} needs a header row and at least one data row")
-    header = [name.strip() for name in rows[0]]
+    header = [name.strip() for name in rows[0][1]]
     label = label_column or header[-1]
     if label not in header:
         raise ConfigError(f"{path} has no label column {label!r}; it has {', '.join(header)}")
     others = [name for name in header if name != label]
     if not others:
         raise ConfigError(f"{path} has no text column besides the label {label!r}")
-    text = "text" if "text" in others else others[0]
-    t, y = header.index(text), header.index(label)
+    t, y = header.index(others[0] if "text" not in others else "text"), header.index(label)
     pairs = []
-    for line, row in enumerate(rows[1:], start=2):
+    for line, row in rows[1:]:
         if len(row) != len(header):
             raise ConfigError(f"{path}:{line}: {len(row)} fields, the header has {len(header)}")
+        if not row[y].strip():
+            raise ConfigError(f"{path}:{line}: the label ({label}) is empty")
         pairs.append((row[t], row[y].strip()))
     return pairs
 
