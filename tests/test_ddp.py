@@ -18,6 +18,7 @@ import sys
 import time
 from collections import Counter
 from pathlib import Path
+from typing import Any
 
 import pytest
 import torch
@@ -127,6 +128,12 @@ def run(project: Path, cmd: list[str]) -> subprocess.CompletedProcess[str]:
     )
 
 
+def launch(project: Path, out: Path, **options: Any) -> subprocess.Popen:
+    """A 2-process run of batch 8 per rank into `out`, started in the background."""
+    cmd = command(STANDALONE, out, "train.batch_size=8")
+    return subprocess.Popen(cmd, cwd=project, env=env(project), **options)
+
+
 def model_state(path: Path) -> dict[str, torch.Tensor]:
     return torch.load(path, map_location="cpu", weights_only=True)["model_state_dict"]
 
@@ -205,13 +212,8 @@ def test_sigkilled_ddp_run_resumes_on_every_rank_exactly(
     project: Path, ddp_run: tuple[Path, subprocess.CompletedProcess[str]], tmp_path: Path
 ) -> None:
     out = tmp_path / "run"
-    proc = subprocess.Popen(
-        command(STANDALONE, out, "train.batch_size=8"),
-        cwd=project,
-        env=env(project),
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-        start_new_session=True,  # the launcher and both workers die together
+    proc = launch(  # in a session of its own: the launcher and both workers die together
+        project, out, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True
     )
     deadline = time.monotonic() + 300
     try:
@@ -295,14 +297,7 @@ def test_sigterm_to_torchrun_stops_every_rank_at_one_step_and_resumes_exactly(
     # torchrun passes SIGTERM on to both processes; they may see it at different steps,
     # but the stop flag is all-reduced at every step, so both stop after the same one.
     out = tmp_path / "run"
-    proc = subprocess.Popen(
-        command(STANDALONE, out, "train.batch_size=8"),
-        cwd=project,
-        env=env(project),
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
+    proc = launch(project, out, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     metrics, deadline = out / "metrics.csv", time.monotonic() + 300
     while not (metrics.exists() and metrics.read_text().count(",train,") >= 4):  # step 8
         assert proc.poll() is None and time.monotonic() < deadline, proc.communicate()

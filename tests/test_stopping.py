@@ -161,9 +161,7 @@ def test_sigterm_mid_epoch_with_workers_stops_cleanly_and_resumes_bit_identical(
     assert_same_weights(out / "last.pt", reference)
 
 
-def test_first_ctrl_c_checkpoints_a_second_one_exits_at_once(
-    project: Path, tmp_path: Path
-) -> None:
+def test_first_ctrl_c_checkpoints_a_second_one_exits_at_once(project: Path, tmp_path: Path) -> None:
     once, twice = tmp_path / "once", tmp_path / "twice"
     proc = start(project, command(once))
     wait_for(proc, lambda: train_rows(once) >= 2)
