@@ -42,5 +42,6 @@ def test_early_stopping_stops_and_its_count_is_in_the_checkpoint(tiny_config: Co
     sets.append("train.early_stopping_min_delta=1e9")
     result = fit(load_config(overrides=sets, base=tiny_config))
     assert result["epoch"] == 3 and result["stopped_by"] is None
-    checkpoint = torch.load(Path(tiny_config.train.out_dir) / "last.pt", weights_only=True)
+    last = Path(tiny_config.train.out_dir) / "last.pt"
+    checkpoint = torch.load(last, map_location="cpu", weights_only=True)
     assert checkpoint["evals_without_improvement"] == 2

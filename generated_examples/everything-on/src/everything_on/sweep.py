@@ -111,18 +111,7 @@ def _import_optuna() -> Any:
 
 def open_study(optuna: Any, url: str, name: str, resume: bool, config: Config) -> Any:
     """The study `name` in the database at `url`: new, or (with --resume) continued/joined."""
-    engine = {"connect_args": {"timeout": 60}} if url.startswith("sqlite") else {}
-    try:
-        storage = optuna.storages.RDBStorage(
-            url,
-            engine_kwargs=engine,
-            heartbeat_interval=HEARTBEAT_S,
-            grace_period=GRACE_S,
-            heartbeat_stale_trial_callback=continue_later,
-        )
-        exists = name in optuna.study.get_all_study_names(storage)
-    except Exception as exc:  # a bad URL, a missing driver, a server that does not answer
-        raise ConfigError(f"--storage {url}: {str(exc).strip().splitlines()[0]}") from None
+    storage, exists = connect(optuna, url, name)
     if exists and not resume:
         raise ConfigError(f"study {name!r} already exists in {url}; continue it with --resume")
     task = get_task(config.task)
@@ -136,6 +125,26 @@ def open_study(optuna: Any, url: str, name: str, resume: bool, config: Config) -
         pruner=optuna.pruners.MedianPruner(n_startup_trials=2, n_warmup_steps=2),
         load_if_exists=True,
     )
+
+
+def connect(optuna: Any, url: str, name: str, tries: int = 3) -> tuple[Any, bool]:
+    """The study database (its tables made if new) and whether it holds study `name`."""
+    engine = {"connect_args": {"timeout": 60}} if url.startswith("sqlite") else {}
+    problem = ""
+    for attempt in range(tries):
+        time.sleep(attempt)  # a retry: another process may be making the tables just now
+        try:
+            storage = optuna.storages.RDBStorage(
+                url,
+                engine_kwargs=engine,
+                heartbeat_interval=HEARTBEAT_S,
+                grace_period=GRACE_S,
+                heartbeat_stale_trial_callback=continue_later,
+            )
+            return storage, name in optuna.study.get_all_study_names(storage)
+        except Exception as exc:  # a bad URL, a missing driver, a server that does not answer
+            problem = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
+    raise ConfigError(f"--storage {url}: {problem}")
 
 
 def search_space(config_file: Path, config: Config) -> dict[str, dict[str, Any]]:

@@ -4,8 +4,9 @@
 `train` is the whole training loop in one function: for each batch a forward and
 backward pass; every `train.grad_accum_steps` batches an optimizer step; then, in the
 open, a log line every `train.log_every` steps, a checkpoint every `train.checkpoint_every`
-steps and the stop at `train.max_steps`; at each epoch end an evaluation, best.pt and
-last.pt. The monitor only records what it is handed.
+steps, the stop at `train.max_steps` and the stop on a signal (SIGTERM, SIGUSR1, Ctrl-C:
+last.pt, no evaluation); at each epoch end an evaluation, early stopping, the plateau
+schedule's drop, best.pt and last.pt. The monitor only records what it is handed.
 """
 
 from __future__ import annotations
