@@ -88,7 +88,7 @@ class TrainConfig:
         0, "stop after N evaluations without improvement of the best.pt metric (0: off)", low=0
     )
     early_stopping_min_delta: float = option(
-        0.0, "the least change of that metric that counts as improvement", low=0.0
+        0.0, "the least change of that metric that counts as improvement (also: plateau)", low=0.0
     )
     class_weights: str = option(
         "none", "weigh the loss by inverse class frequency (auto)", choices=("none", "auto")

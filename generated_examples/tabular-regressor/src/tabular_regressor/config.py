@@ -85,7 +85,7 @@ class TrainConfig:
         0, "stop after N evaluations without improvement of the best.pt metric (0: off)", low=0
     )
     early_stopping_min_delta: float = option(
-        0.0, "the least change of that metric that counts as improvement", low=0.0
+        0.0, "the least change of that metric that counts as improvement (also: plateau)", low=0.0
     )
     grad_clip: float = option(1.0, "max gradient norm; 0 disables clipping", low=0.0)
     grad_accum_steps: int = option(1, "batches per optimizer step (DDP syncs on the last)", low=1)
