@@ -114,14 +114,15 @@ def test_pruned_and_failed_trials_are_recorded_as_such(project: Path, tmp_path: 
     for lr, batch in [(3e-2, 8), (3e-2, 8), (1e-7, 8), (3e-2, 1024)]:
         prepared.enqueue_trial({"train.lr": lr, "train.batch_size": batch})
     args = ("sweep", "--trials", "4", "--out", str(out), "--config", "configs/tiny-sweep.toml")
-    result = run(project, *args, "--resume")
+    sets = [*TINY, "data.name=slowsynthetic"]  # epochs of ~0.5 s: the sweep sees each one
+    result = run(project, *args, "--resume", sets=sets)
     assert result.returncode == 0, result.stdout + result.stderr
     states = [t.state.name for t in study(out).get_trials()]
     assert states == ["COMPLETE", "COMPLETE", "PRUNED", "FAIL"], result.stdout
     assert "trial 2: pruned at epoch 2" in result.stdout
     failed = study(out).trials[3].user_attrs["error"]
     assert failed.startswith("error: the training split has 64 samples, fewer than one batch")
-    again = run(project, *args)  # without --resume an existing study is not touched
+    again = run(project, *args, sets=sets)  # without --resume an existing study stays as it is
     assert again.returncode == 1
     assert again.stderr.strip() == (
         f"error: study 'sweep' already exists in {storage}; continue it with --resume"

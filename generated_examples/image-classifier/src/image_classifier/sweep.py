@@ -225,14 +225,13 @@ class Objective:
         reported: list[float] = []
         while True:
             running = process.poll() is None
-            new = val_metric(metrics, self.task.monitor)[len(reported) :]
-            for value in new:
+            for value in val_metric(metrics, self.task.monitor)[len(reported) :]:
                 reported.append(value)
                 trial.report(value, step=len(reported))
-            if running and new and trial.should_prune():
-                stop(process)
-                print(f"trial {trial.number}: pruned at epoch {len(reported)}")
-                raise optuna.TrialPruned()
+                if running and trial.should_prune():  # judged at each epoch, in order
+                    stop(process)
+                    print(f"trial {trial.number}: pruned at epoch {len(reported)}")
+                    raise optuna.TrialPruned()
             if running and self.signals.received:
                 stop(process)  # it saves last.pt
                 trial.set_user_attr("interrupted", self.signals.received.name)
