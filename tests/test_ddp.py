@@ -2,7 +2,8 @@
 
 Two processes train, checkpoint once (rank 0), log once, and the checkpoint evaluates in
 a single process; 2 ranks x batch B equal one process x batch 2B; a SIGKILLed DDP run
-resumes exactly; two "nodes" rendezvous over c10d on loopback.
+resumes exactly, and so does one stopped by SIGTERM (issue 20); two "nodes" rendezvous
+over c10d on loopback.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ import sys
 import time
 from collections import Counter
 from pathlib import Path
+from typing import Any
 
 import pytest
 import torch
@@ -126,6 +128,12 @@ def run(project: Path, cmd: list[str]) -> subprocess.CompletedProcess[str]:
     )
 
 
+def launch(project: Path, out: Path, **options: Any) -> subprocess.Popen:
+    """A 2-process run of batch 8 per rank into `out`, started in the background."""
+    cmd = command(STANDALONE, out, "train.batch_size=8")
+    return subprocess.Popen(cmd, cwd=project, env=env(project), **options)
+
+
 def model_state(path: Path) -> dict[str, torch.Tensor]:
     return torch.load(path, map_location="cpu", weights_only=True)["model_state_dict"]
 
@@ -143,10 +151,9 @@ def test_torchrun_trains_checkpoints_once_and_evaluates_in_one_process(
     project: Path, ddp_run: tuple[Path, subprocess.CompletedProcess[str]]
 ) -> None:
     out, result = ddp_run
-    assert sorted(p.name for p in out.iterdir()) == [
-        ".lock", "best.pt", "config.toml", "last.pt", "metrics.csv", "step-00000015.pt",
-        "step-00000018.pt",
-    ]  # fmt: skip; .lock: the run's lock file (rank 0 holds it; no temp files are left)
+    assert sorted(p.name for p in out.iterdir() if p.name != ".lock") == [
+        "best.pt", "config.toml", "last.pt", "metrics.csv", "step-00000015.pt", "step-00000018.pt"
+    ]  # fmt: skip
     assert result.stdout.count("epoch 1/3") == 1  # rank 0 alone prints
     rows = list(csv.DictReader(open(out / "metrics.csv", encoding="utf-8")))
     keys = Counter((row["step"], row["split"]) for row in rows)
@@ -205,13 +212,8 @@ def test_sigkilled_ddp_run_resumes_on_every_rank_exactly(
     project: Path, ddp_run: tuple[Path, subprocess.CompletedProcess[str]], tmp_path: Path
 ) -> None:
     out = tmp_path / "run"
-    proc = subprocess.Popen(
-        command(STANDALONE, out, "train.batch_size=8"),
-        cwd=project,
-        env=env(project),
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-        start_new_session=True,  # the launcher and both workers die together
+    proc = launch(  # in a session of its own: the launcher and both workers die together
+        project, out, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True
     )
     deadline = time.monotonic() + 300
     try:
@@ -287,3 +289,26 @@ def test_two_nodes_rendezvous_on_loopback_train_and_checkpoint(
     checkpoint = torch.load(out / "last.pt", weights_only=True)
     assert checkpoint["step"] == STEPS_PER_EPOCH  # 96 samples over 2 processes x 8
     assert sum(o.count("epoch 1/1") for o in outputs) == 1
+
+
+def test_sigterm_to_torchrun_stops_every_rank_at_one_step_and_resumes_exactly(
+    project: Path, ddp_run: tuple[Path, subprocess.CompletedProcess[str]], tmp_path: Path
+) -> None:
+    # torchrun passes SIGTERM on to both processes; they may see it at different steps,
+    # but the stop flag is all-reduced at every step, so both stop after the same one.
+    out = tmp_path / "run"
+    proc = launch(project, out, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    metrics, deadline = out / "metrics.csv", time.monotonic() + 300
+    while not (metrics.exists() and metrics.read_text().count(",train,") >= 4):  # step 8
+        assert proc.poll() is None and time.monotonic() < deadline, proc.communicate()
+        time.sleep(0.01)
+    proc.send_signal(signal.SIGTERM)
+    stdout, stderr = proc.communicate(timeout=120)
+    saved = torch.load(out / "last.pt", weights_only=True)
+    assert saved["batch_in_epoch"] > 0 and saved["step"] < 3 * STEPS_PER_EPOCH
+    epoch = saved["epoch"] + 1
+    assert stdout.count(f"SIGTERM: stopped at epoch {epoch}, step {saved['step']};") == 1, stdout
+    resumed = run(project, command(STANDALONE, out, "train.batch_size=8", "train.resume=auto"))
+    assert resumed.returncode == 0, resumed.stdout + resumed.stderr
+    reference, got = model_state(ddp_run[0] / "last.pt"), model_state(out / "last.pt")
+    assert all(torch.equal(got[name], reference[name]) for name in reference)

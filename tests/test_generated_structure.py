@@ -90,9 +90,8 @@ def test_the_cycle_finder_finds_a_cycle(tmp_path: Path) -> None:
     monitor = project / "src" / PACKAGE / "monitor.py"
     monitor.write_text("from .train import Run\n" + monitor.read_text(encoding="utf-8"))
     found = cycles(import_graph(project / "src" / PACKAGE))
-    assert [f"{PACKAGE}.monitor", f"{PACKAGE}.train", f"{PACKAGE}.monitor"] in [
-        c[-3:] for c in found
-    ]
+    # the search may enter the cycle at either module (e.g. from experiments -> train)
+    assert {f"{PACKAGE}.monitor", f"{PACKAGE}.train"} in [set(c[-3:]) for c in found]
 
 
 def test_the_monitor_only_records(default_project: Path) -> None:
@@ -101,6 +100,7 @@ def test_the_monitor_only_records(default_project: Path) -> None:
     assert graph[f"{PACKAGE}.monitor"] <= {f"{PACKAGE}.runtime"}  # never the run or the loop
     used = names_in(ast.parse((package / "monitor.py").read_text(encoding="utf-8")))
     assert not used & {"save", "save_checkpoint", "max_steps", "checkpoint_every", "log_every"}
+    assert not used & {"early_stopping_patience", "improves", "signals", "agreed"}
 
 
 def test_every_decision_of_the_loop_is_in_one_function(default_project: Path) -> None:
@@ -108,8 +108,10 @@ def test_every_decision_of_the_loop_is_in_one_function(default_project: Path) ->
     loop = function(tree, "train")
     used = names_in(loop)
     decisions = {"log_every", "checkpoint_every", "max_steps", "epochs", "grad_accum_steps"}
+    decisions |= {"early_stopping_patience", "early_stopping_min_delta", "lr_patience"}
     assert decisions <= used, decisions - used
     assert {"save", "evaluate", "forward_backward", "optimizer_step", "is_better"} <= used
+    assert {"improves", "agreed", "lower_lr"} <= used  # early stop, stop signal, lr drop
     assert any(isinstance(n, ast.Break) for n in ast.walk(loop))  # the max_steps stop
     # the only other functions of train.py build the run or are called from the loop
     helpers = {n.name for n in tree.body if isinstance(n, ast.FunctionDef)} - {"train"}

@@ -4,6 +4,8 @@ import csv
 import json
 from pathlib import Path
 
+import torch
+
 from image_classifier.cli import main
 from image_classifier.config import Config, load_config
 from image_classifier.smoke import stage_overfit
@@ -31,3 +33,15 @@ def test_evaluate_command_prints_json(tiny_config: Config, capsys) -> None:
     assert main(["evaluate", "--checkpoint", str(checkpoint), "--json"]) == 0
     result = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
     assert {"loss", "num_samples"} <= result.keys()
+
+
+def test_early_stopping_stops_and_its_count_is_in_the_checkpoint(tiny_config: Config) -> None:
+    # no change of the metric beats a min_delta of 1e9: every evaluation after the first
+    # counts as one without improvement, so patience 2 stops after epoch 3 of 5
+    sets = ["train.epochs=5", "train.early_stopping_patience=2"]
+    sets.append("train.early_stopping_min_delta=1e9")
+    result = fit(load_config(overrides=sets, base=tiny_config))
+    assert result["epoch"] == 3 and result["stopped_by"] is None
+    last = Path(tiny_config.train.out_dir) / "last.pt"
+    checkpoint = torch.load(last, map_location="cpu", weights_only=True)
+    assert checkpoint["evals_without_improvement"] == 2

@@ -4,14 +4,14 @@
 `train` is the whole training loop in one function: for each batch a forward and
 backward pass; every `train.grad_accum_steps` batches an optimizer step; then, in the
 open, a log line every `train.log_every` steps, a checkpoint every `train.checkpoint_every`
-steps and the stop at `train.max_steps`; at each epoch end an evaluation, best.pt and
-last.pt. The monitor only records what it is handed.
+steps, the stop at `train.max_steps` and the stop on a signal (SIGTERM, SIGUSR1, Ctrl-C:
+last.pt, no evaluation); at each epoch end an evaluation, early stopping, the plateau
+schedule's drop, best.pt and last.pt. The monitor only records what it is handed.
 """
 
 from __future__ import annotations
 
 import contextlib
-import math
 import sys
 from dataclasses import dataclass
 from pathlib import Path
@@ -27,7 +27,9 @@ from .data import ResumableSampler, build_data, build_loaders
 from .engine import evaluate, forward_backward, no_sync, optimizer_step, to_device
 from .models import build_model, unwrap
 from .monitor import LossSummary, Monitor
+from .optim import build_optimizer, build_scheduler, lower_lr
 from .runtime import DistInfo, Precision, barrier, distributed, get_device, precision, set_seed
+from .stopping import StopSignals, improves
 from .tasks import Task, get_task
 
 
@@ -54,20 +56,25 @@ class Run:
     data_state: dict[str, Any]  # fitted on the training split; saved with every checkpoint
     state: ckpt.TrainState
     resumed: bool
+    signals: StopSignals  # set by SIGTERM, SIGUSR1 or Ctrl-C; read by the loop at each step
 
 
-def fit(config: Config) -> dict[str, Any]:
-    """Train as configured (in one process, or in every process under torchrun)."""
+def fit(config: Config, fold: tuple[list[int], list[int]] | None = None) -> dict[str, Any]:
+    """Train as configured (in one process, or in every process under torchrun); `fold`:
+    (training, validation) indices into the training split, for cross-validation."""
     with distributed(config.train.device) as (info, device):
         out_dir = Path(config.train.out_dir).expanduser()
         with ckpt.run_lock(out_dir) if info.is_main else contextlib.nullcontext():
-            return train(build_run(config, info, device))
+            run = build_run(config, info, device, fold)
+            with run.signals.installed():  # from here on a stop signal ends the run cleanly
+                return train(run)
 
 
 def train(run: Run) -> dict[str, Any]:
-    """The training loop; returns the last validation metrics with the final step and epoch."""
+    """The training loop; returns the last validation metrics with the final step and
+    epoch, and `stopped_by`: the signal that stopped it, if one did."""
     cfg, state, task, device = run.config.train, run.state, run.task, run.precision.device
-    out_dir, accum = run.out_dir, cfg.grad_accum_steps
+    out_dir, accum, patience = run.out_dir, cfg.grad_accum_steps, cfg.early_stopping_patience
     samples_per_step = cfg.batch_size * accum * run.info.world_size
     monitor = Monitor(
         out_dir,
@@ -78,11 +85,15 @@ def train(run: Run) -> dict[str, Any]:
         resume_step=state.step if run.resumed else None,
         tensorboard=cfg.logger == "tensorboard",
         profile=cfg.profile,
+        mlflow_run_id=state.mlflow_run_id if cfg.logger == "mlflow" else None,
     )
-    monitor.record_config(out_dir / "config.toml", to_toml(run.config))
+    state.mlflow_run_id = monitor.mlflow_run_id  # a resumed run logs to the same MLflow run
+    monitor.record_config(out_dir / "config.toml", to_toml(run.config), run.config.to_dict())
     result: dict[str, Any] = {}
-    done = False
-    while state.epoch < cfg.epochs and not done:
+    done = False  # train.max_steps reached
+    stopped_by = None  # the name of a stop signal (SIGTERM, SIGUSR1, SIGINT)
+    stop_early = 0 < patience <= state.evals_without_improvement  # also when resumed
+    while state.epoch < cfg.epochs and not (done or stopped_by or stop_early):
         run.sampler.set_epoch(state.epoch, skip=state.batch_in_epoch * cfg.batch_size)
         run.train_model.train()
         run.optimizer.zero_grad(set_to_none=True)
@@ -104,49 +115,70 @@ def train(run: Run) -> dict[str, Any]:
             losses = []
 
             done = 0 < cfg.max_steps <= state.step
+            stopped_by = run.signals.agreed()  # under torchrun, the same on every rank
             checkpoint_now = cfg.checkpoint_every > 0 and state.step % cfg.checkpoint_every == 0
-            if state.step % cfg.log_every == 0 or checkpoint_now or done:
+            if state.step % cfg.log_every == 0 or checkpoint_now or done or stopped_by:
                 lr = run.scheduler.get_last_lr()[0]
                 check_finite(monitor.log_train(state.step, state.epoch + 1, lr), run)
-            if checkpoint_now and not done:
+            if checkpoint_now and not (done or stopped_by):
                 save(run, "last.pt")
                 save(run, f"step-{state.step:08d}.pt")
                 if run.info.is_main:
                     ckpt.prune_step_checkpoints(out_dir, cfg.keep_last)
-            if done:
+            if done or stopped_by:
                 break
 
+        if stopped_by:  # no evaluation: a preempted job has seconds left, not minutes
+            save(run, "last.pt")
+            if run.info.is_main:
+                where = f"epoch {state.epoch + 1}, step {state.step}"
+                print(f"{stopped_by}: stopped at {where}; continue with --set train.resume=auto")
+            break
         result = evaluate(unwrap(run.train_model), run.val_loader, task, run.precision, run.info)
         monitor.log_eval(state.step, state.epoch + 1, cfg.epochs, result)
-        if not done:  # the epoch ran to its end
+        if not done:  # the epoch ran to its end: the next one, and early stopping counts it
             state.epoch, state.batch_in_epoch = state.epoch + 1, 0
+            value = result[task.monitor]
+            improved = improves(task, value, state.patience_best, cfg.early_stopping_min_delta)
+            state.patience_best = value if improved else state.patience_best
+            stale = 0 if improved else state.evals_without_improvement + 1
+            state.evals_without_improvement = stale
+            stop_early = 0 < patience <= stale
+            if cfg.scheduler == "plateau" and stale and stale % cfg.lr_patience == 0:
+                lower_lr(run.scheduler)  # lr_patience more evaluations without improvement
         if task.is_better(result[task.monitor], state.best_metric):
             state.best_metric = result[task.monitor]
             save(run, "best.pt")
         save(run, "last.pt")
-    monitor.close()
-    return {**result, "step": state.step, "epoch": state.epoch}
+        if stop_early and run.info.is_main:
+            print(f"early stopping: no improvement of {task.monitor} in {patience} evaluations")
+    if not result and not stopped_by:  # nothing was left to train: report where it ended
+        result = evaluate(unwrap(run.train_model), run.val_loader, task, run.precision, run.info)
+    monitor.close(interrupted=stopped_by is not None)
+    return {**result, "step": state.step, "epoch": state.epoch, "stopped_by": stopped_by}
 
 
-def build_run(config: Config, info: DistInfo, device: torch.device) -> Run:
+def build_run(
+    config: Config,
+    info: DistInfo,
+    device: torch.device,
+    fold: tuple[list[int], list[int]] | None = None,
+) -> Run:
     """Model, data, optimizer and schedule as configured; on resume, restored in place."""
     out_dir = Path(config.train.out_dir).expanduser()
     resume = ckpt.resolve_resume(config.train.resume, out_dir, info.is_main)
     set_seed(config.train.seed, config.train.deterministic)
-    saved_data_state = resume[1].get("data_state") if resume else None
-    bundle = build_data(config.data, config.train.seed, saved_data_state)
+    saved = resume[1] if resume else {}
+    bundle = build_data(config.data, config.train.seed, saved.get("data_state"))
+    bundle = bundle.select(*fold) if fold else bundle
+    task, sample_weights = get_task(config.task).for_training(
+        config, bundle.train_targets, saved.get("class_weights"), device
+    )
     model = build_model(config.model, bundle.spec).to(device)  # moved once, before the loop
-    train_loader, val_loader, sampler = build_loaders(bundle, config, info, device)
-    optimizer = torch.optim.AdamW(
-        model.parameters(),
-        lr=config.train.lr,
-        weight_decay=config.train.weight_decay,
-        fused=device.type in ("cpu", "cuda"),  # one kernel for all tensors, not one per tensor
-    )
+    train_loader, val_loader, sampler = build_loaders(bundle, config, info, device, sample_weights)
+    optimizer = build_optimizer(model, config.train, device)
     steps_per_epoch = len(train_loader) // config.train.grad_accum_steps
-    schedule = warmup_cosine(
-        optimizer, config.train.warmup_steps, config.train.epochs * steps_per_epoch
-    )
+    schedule = build_scheduler(optimizer, config.train, steps_per_epoch)
     amp = precision(device, config.train.amp, config.train.amp_dtype)
     state = ckpt.TrainState()
     if resume:  # after everything is built, so the restored RNG states are not disturbed
@@ -157,7 +189,7 @@ def build_run(config: Config, info: DistInfo, device: torch.device) -> Run:
             print(f"resuming from {path} at epoch {state.epoch + 1}, step {state.step}")
     return Run(
         config=config,
-        task=get_task(config.task),
+        task=task,
         info=info,
         out_dir=out_dir,
         model=model,
@@ -171,22 +203,8 @@ def build_run(config: Config, info: DistInfo, device: torch.device) -> Run:
         data_state=bundle.state,
         state=state,
         resumed=resume is not None,
+        signals=StopSignals(info),
     )
-
-
-def warmup_cosine(
-    optimizer: torch.optim.Optimizer, warmup: int, total: int
-) -> torch.optim.lr_scheduler.LambdaLR:
-    """Linear warm-up then cosine decay over the whole planned run (not max_steps,
-    so a run stopped early and continued follows the same schedule)."""
-
-    def factor(step: int) -> float:
-        if step < warmup:
-            return (step + 1) / warmup
-        progress = (step - warmup) / max(total - warmup, 1)
-        return 0.5 * (1.0 + math.cos(math.pi * min(progress, 1.0)))
-
-    return torch.optim.lr_scheduler.LambdaLR(optimizer, factor)
 
 
 def prepare_model(
@@ -228,6 +246,7 @@ def save(run: Run, name: str) -> None:
             run.config.to_dict(),
             run.data_state,
             run.info.world_size,
+            getattr(run.task, "class_weights", None),  # classification: train.class_weights
         )
         ckpt.save_if_finite(run.out_dir / name, payload)
     barrier(run.info)
@@ -244,4 +263,6 @@ def evaluate_checkpoint(path: str, config_file: str | None, overrides: list[str]
     model.to(device)
     _, val_loader, _ = build_loaders(bundle, config, DistInfo(), device)
     amp = precision(device, config.train.amp, config.train.amp_dtype)
-    return evaluate(model, val_loader, get_task(config.task), amp, DistInfo())
+    weights = checkpoint.get("class_weights")  # the loss as trained (train.class_weights)
+    task, _ = get_task(config.task).for_training(config, bundle.train_targets, weights, device)
+    return evaluate(model, val_loader, task, amp, DistInfo())

@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import os
 import random
+import signal
 from collections.abc import Iterator
 from dataclasses import dataclass
 
@@ -61,10 +62,16 @@ def set_seed(seed: int, deterministic: bool = False) -> None:
 
 
 def seed_worker(worker_id: int) -> None:
-    """DataLoader worker_init_fn: derive numpy/python seeds from the worker's torch seed."""
+    """DataLoader worker_init_fn: derive numpy/python seeds from the worker's torch seed.
+
+    Workers also ignore the stop signals (a Ctrl-C reaches the whole process group): the
+    main process decides when to stop, and shuts its workers down itself."""
     worker_seed = torch.initial_seed() % 2**32
     np.random.seed(worker_seed)
     random.seed(worker_seed)
+    for name in ("SIGINT", "SIGTERM", "SIGUSR1"):
+        if hasattr(signal, name):
+            signal.signal(getattr(signal, name), signal.SIG_IGN)
 
 
 @dataclass(frozen=True)

@@ -1,4 +1,5 @@
-"""Command line: `python -m <package> train | evaluate | smoke | plot | defaults`."""
+"""Command line: `python -m <package> train | evaluate | smoke | plot | defaults | sweep |
+repeat | cv`."""
 
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ from .config import ConfigError, defaults_toml, load_config
 from .monitor import format_metrics
 
 DEFAULTS_FILE = Path("configs/default.toml")
+SWEEP_FILE = Path("configs/sweep.toml")  # the default config of `sweep`: a search space
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -55,16 +57,50 @@ def build_parser() -> argparse.ArgumentParser:
     defaults.add_argument(
         "--write", action="store_true", help=f"write it to {DEFAULTS_FILE} instead of printing"
     )
+    sweep = add("sweep", f"Search hyperparameters with Optuna (default --config {SWEEP_FILE}).")
+    sweep.add_argument("--trials", type=positive, required=True, help="trials the study holds")
+    sweep.add_argument("--study", default="sweep", help="study name (default: sweep)")
+    sweep.add_argument("--out", help="folder of the trials (default: runs/STUDY)")
+    sweep.add_argument(
+        "--storage", help="SQLAlchemy URL of the study (default: sqlite:///OUT/study.db)"
+    )
+    sweep.add_argument(
+        "--resume", action="store_true", help="continue the study, or join it from another process"
+    )
+    repeat = add("repeat", "Train once per seed; each seed's final metrics and mean +/- std.")
+    repeat.add_argument("--seeds", type=seed_list, required=True, help="e.g. 1,2,3")
+    repeat.add_argument("--out", default="runs/repeat", help="folder of the runs")
+    cv = add("cv", "K-fold cross-validation on the training split; mean +/- std metrics.")
+    cv.add_argument("--folds", type=positive, required=True, help="number of folds, K >= 2")
+    cv.add_argument("--seed", type=int, help="seed of the fold assignment (default: train.seed)")
+    cv.add_argument("--out", default="runs/cv", help="folder of the runs")
     return parser
+
+
+def positive(text: str) -> int:
+    if not text.isdigit() or int(text) < 1:
+        raise argparse.ArgumentTypeError(f"expects a positive whole number, got {text!r}")
+    return int(text)
+
+
+def seed_list(text: str) -> list[int]:
+    parts = [part.strip() for part in text.split(",")]
+    if not all(part.isdigit() for part in parts):
+        raise argparse.ArgumentTypeError(f"expects seeds like 1,2,3, got {text!r}")
+    return [int(part) for part in parts]
 
 
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     try:
         if args.command == "train":
+            from .stopping import EXIT_STATUS
             from .train import fit
 
-            fit(load_config(args.config, args.overrides))
+            stopped_by = fit(load_config(args.config, args.overrides))["stopped_by"]
+            return EXIT_STATUS[stopped_by] if stopped_by else 0
+        elif args.command in ("sweep", "repeat", "cv"):
+            return run_experiment(args)
         elif args.command == "defaults":
             text = defaults_toml(load_config(), __package__)
             if args.write:
@@ -93,6 +129,24 @@ def main(argv: list[str] | None = None) -> int:
         print("interrupted; continue a training run with --set train.resume=auto", file=sys.stderr)
         return 130
     return 0
+
+
+def run_experiment(args: argparse.Namespace) -> int:
+    """sweep, repeat and cv: several training runs of one config."""
+    if args.command == "sweep":
+        from .sweep import sweep
+
+        config_file = Path(args.config or SWEEP_FILE)
+        config = load_config(config_file, args.overrides)
+        out = Path(args.out or f"runs/{args.study}")
+        return sweep(config, config_file, args.trials, out, args.storage, args.study, args.resume)
+    from .experiments import cross_validate, repeat
+
+    config = load_config(args.config, args.overrides)
+    if args.command == "repeat":
+        return repeat(config, args.seeds, Path(args.out))
+    seed = config.train.seed if args.seed is None else args.seed
+    return cross_validate(config, args.folds, seed, Path(args.out))
 
 
 def json_line(values: dict[str, object]) -> str:

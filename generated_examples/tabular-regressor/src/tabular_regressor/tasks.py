@@ -9,12 +9,13 @@ data, filled in by the dataset.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import torch
 import torch.nn.functional as F
 
-from .config import ConfigError
+from .config import Config, ConfigError
 
 
 @dataclass(frozen=True)
@@ -46,6 +47,16 @@ class Regression:
 
     def is_better(self, value: float, best: float | None) -> bool:
         return best is None or value < best
+
+    def for_training(
+        self,
+        config: Config,
+        targets: Callable[[], torch.Tensor],
+        saved: torch.Tensor | None,
+        device: torch.device,
+    ) -> tuple[Regression, None]:
+        """No classes, so nothing to balance: this task, and plain shuffling."""
+        return self, None
 
 
 Task = Regression  # the type of this project's task objects

@@ -48,6 +48,9 @@ class DataConfig:
 
     name: str = option("text", "dataset component: a module in data/")
     num_workers: int = option(0, "DataLoader worker processes (0 loads in the main process)", low=0)
+    balanced_sampler: bool = option(
+        False, "draw training samples with replacement, every class equally often"
+    )
 
 
 @dataclass
@@ -67,9 +70,29 @@ class TrainConfig:
     epochs: int = option(10, "passes over the training set", low=1)
     max_steps: int = option(0, "stop after this many optimizer steps when > 0", low=0)
     batch_size: int = option(32, "samples per process and batch", low=1)
-    lr: float = option(0.001, "peak learning rate (AdamW)", low=0.0)
-    weight_decay: float = option(0.01, "AdamW weight decay", low=0.0)
-    warmup_steps: int = option(0, "linear warm-up steps before the cosine decay", low=0)
+    lr: float = option(0.001, "peak learning rate", low=0.0)
+    optimizer: str = option("adamw", "the optimizer", choices=("adamw", "adam", "sgd"))
+    weight_decay: float = option(0.01, "weight decay (decoupled for adamw)", low=0.0)
+    momentum: float = option(0.9, "sgd: momentum", low=0.0, high=1.0)
+    nesterov: bool = option(False, "sgd: Nesterov momentum (needs momentum > 0)")
+    scheduler: str = option(
+        "cosine",
+        "learning-rate schedule after the warm-up",
+        choices=("cosine", "onecycle", "step", "plateau", "constant"),
+    )
+    warmup_steps: int = option(0, "linear warm-up steps (onecycle: its rising phase)", low=0)
+    lr_gamma: float = option(0.1, "step, plateau: multiply the lr by this at each drop", low=0.0)
+    lr_step_epochs: int = option(3, "step: drop the lr every N epochs", low=1)
+    lr_patience: int = option(2, "plateau: evaluations without improvement per lr drop", low=1)
+    early_stopping_patience: int = option(
+        0, "stop after N evaluations without improvement of the best.pt metric (0: off)", low=0
+    )
+    early_stopping_min_delta: float = option(
+        0.0, "the least change of that metric that counts as improvement (also: plateau)", low=0.0
+    )
+    class_weights: str = option(
+        "none", "weigh the loss by inverse class frequency (auto)", choices=("none", "auto")
+    )
     grad_clip: float = option(1.0, "max gradient norm; 0 disables clipping", low=0.0)
     grad_accum_steps: int = option(1, "batches per optimizer step (DDP syncs on the last)", low=1)
     seed: int = option(42, "seeds python, numpy, torch and data workers", low=0, high=2**32 - 1)
@@ -89,7 +112,9 @@ class TrainConfig:
     profile: bool = option(False, "profile a few steps with torch.profiler")
     on_nonfinite: str = option("stop", "what a NaN/inf loss does", choices=("stop", "warn"))
     logger: str = option(
-        "csv", "metrics.csv always; tensorboard also logs there", choices=("csv", "tensorboard")
+        "csv",
+        "metrics.csv always; tensorboard or mlflow also log there",
+        choices=("csv", "tensorboard", "mlflow"),
     )
 
 
@@ -129,7 +154,9 @@ def load_config(
     """Defaults (or `base`), then the TOML file (if any), then `section.key=value` overrides."""
     items = _flatten(base.to_dict()) if base else []
     if path is not None:
-        items += _flatten(_read_toml(Path(path)))
+        values = _read_toml(Path(path))
+        values.pop("sweep", None)  # a sweep's search space, read by `sweep` only
+        items += _flatten(values)
     for item in overrides or []:
         key, sep, raw = item.partition("=")
         if not sep:
@@ -276,6 +303,8 @@ def _validate(config: Config) -> None:
                 raise ConfigError(f"{key} must be {bounds}; got {value}")
     if config.train.lr <= 0:
         raise ConfigError(f"train.lr must be a positive number; got {config.train.lr}")
+    if config.train.nesterov and (config.train.optimizer != "sgd" or config.train.momentum <= 0):
+        raise ConfigError("train.nesterov needs train.optimizer=sgd and train.momentum > 0")
 
 
 def _toml_value(value: Any) -> str:

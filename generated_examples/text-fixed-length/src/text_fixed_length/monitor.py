@@ -152,6 +152,76 @@ class StepProfiler:
             print(torch.cuda.memory_summary(self.device, abbreviated=True))
 
 
+class MlflowRecorder:
+    """train.logger=mlflow: the resolved config as params, every metrics row as metrics,
+    and best.pt, last.pt and config.toml as artifacts, in one MLflow run per out_dir.
+
+    The store is MLFLOW_TRACKING_URI when set (a tracking server), else a SQLite database in
+    mlruns/ of the working directory, with the artifacts beside it.
+    """
+
+    def __init__(self, out_dir: Path, run_id: str) -> None:
+        try:
+            from mlflow import MlflowClient
+        except ImportError as exc:
+            raise RuntimeError(
+                "train.logger=mlflow needs mlflow: pip install -e '.[mlflow]'"
+            ) from exc
+        local = Path("mlruns").resolve()
+        uri = os.environ.get("MLFLOW_TRACKING_URI") or f"sqlite:///{local / 'mlflow.db'}"
+        if uri.startswith("sqlite:///"):
+            Path(uri.removeprefix("sqlite:///")).parent.mkdir(parents=True, exist_ok=True)
+        self.out_dir, self.client = out_dir, MlflowClient(uri)
+        if run_id and self._exists(run_id):  # a resumed run goes on in its MLflow run
+            self.run_id = run_id
+            self.client.update_run(run_id, status="RUNNING")
+        else:
+            experiment = self.client.get_experiment_by_name(__package__)
+            if experiment is None:  # the artifacts beside the local store, not in the cwd
+                artifacts = (local / "artifacts").as_uri()
+                experiment_id = self.client.create_experiment(__package__, artifacts)
+            else:
+                experiment_id = experiment.experiment_id
+            self.run_id = self.client.create_run(experiment_id, run_name=out_dir.name).info.run_id
+
+    def _exists(self, run_id: str) -> bool:
+        try:
+            self.client.get_run(run_id)
+        except Exception:  # MlflowException: not in this store (another tracking URI)
+            return False
+        return True
+
+    def log_params(self, values: dict[str, Any]) -> None:
+        """Once per key: MLflow refuses to change a param (a resumed run keeps the first)."""
+        from mlflow.entities import Param
+
+        logged = self.client.get_run(self.run_id).data.params
+        flat = {"task": values["task"]} | {
+            f"{section}.{key}": value
+            for section in ("data", "model", "train")
+            for key, value in values[section].items()
+        }
+        params = [Param(k, str(v)) for k, v in flat.items() if k not in logged]
+        self.client.log_batch(self.run_id, params=params)
+
+    def log_metrics(self, split: str, row: dict[str, Any], step: int) -> None:
+        from mlflow.entities import Metric
+
+        now = int(time.time() * 1000)
+        metrics = [
+            Metric(f"{split}/{key}", value, now, step)
+            for key, value in row.items()
+            if isinstance(value, float)
+        ]
+        self.client.log_batch(self.run_id, metrics=metrics)
+
+    def close(self, interrupted: bool) -> None:
+        for name in ("best.pt", "last.pt", "config.toml"):
+            if (self.out_dir / name).exists():
+                self.client.log_artifact(self.run_id, str(self.out_dir / name))
+        self.client.set_terminated(self.run_id, "KILLED" if interrupted else "FINISHED")
+
+
 class Monitor:
     """Everything a run records; only the main process writes files or prints."""
 
@@ -165,21 +235,30 @@ class Monitor:
         resume_step: int | None = None,
         tensorboard: bool = False,
         profile: bool = False,
+        mlflow_run_id: str | None = None,  # None: no MLflow; "": a new run; else continue it
     ) -> None:
         self.info, self.samples_per_step = info, samples_per_step
         self.window = LossWindow()
         self.bar: Any = None
-        self.metrics_file = self.board = None
+        self.metrics_file = self.board = self.mlflow = None
         if info.is_main:
             out_dir.mkdir(parents=True, exist_ok=True)
             columns = ("step", "epoch", "split", "loss", *metrics, "lr", "samples_per_sec")
             self.metrics_file = MetricsFile(out_dir / "metrics.csv", columns, resume_step)
             self.board = _summary_writer(out_dir / "tensorboard") if tensorboard else None
+            if mlflow_run_id is not None:
+                self.mlflow = MlflowRecorder(out_dir, mlflow_run_id)
         self.profiler = StepProfiler(profile and info.is_main, out_dir, device)
 
-    def record_config(self, path: Path, text: str) -> None:
+    @property
+    def mlflow_run_id(self) -> str:
+        return self.mlflow.run_id if self.mlflow is not None else ""
+
+    def record_config(self, path: Path, text: str, values: dict[str, Any]) -> None:
         if self.info.is_main:
             path.write_text(text, encoding="utf-8")
+        if self.mlflow is not None:
+            self.mlflow.log_params(values)
 
     def progress(self, batches: Iterable[Any], total: int, desc: str) -> Iterator[Any]:
         """A progress bar on an interactive terminal (main process only); silent otherwise."""
@@ -210,10 +289,12 @@ class Monitor:
         if self.info.is_main:
             print(f"epoch {epoch}/{epochs} step {step}: {format_metrics(result)}")
 
-    def close(self) -> None:
+    def close(self, interrupted: bool = False) -> None:
         self.profiler.stop()
         if self.board is not None:
             self.board.close()
+        if self.mlflow is not None:
+            self.mlflow.close(interrupted)
 
     def _write(self, step: int, epoch: int, split: str, row: dict[str, Any]) -> None:
         if self.metrics_file is None:
@@ -224,6 +305,8 @@ class Monitor:
                 if isinstance(value, float):
                     self.board.add_scalar(f"{split}/{key}", value, step)
             self.board.flush()
+        if self.mlflow is not None:
+            self.mlflow.log_metrics(split, row, step)
 
 
 def _summary_writer(log_dir: Path) -> Any:

@@ -9,7 +9,7 @@ import random
 import re
 import sys
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass, fields
 from pathlib import Path
 from typing import Any
 
@@ -34,6 +34,11 @@ class TrainState:
     step: int = 0  # optimizer steps done so far
     batch_in_epoch: int = 0  # batches of the current epoch already trained on
     best_metric: float | None = None  # best validation metric so far
+    # early stopping and the plateau schedule: the best value that counted as an
+    # improvement (by train.early_stopping_min_delta) and the evaluations since it
+    patience_best: float | None = None
+    evals_without_improvement: int = 0
+    mlflow_run_id: str = ""  # train.logger=mlflow: the MLflow run a resumed run continues
 
 
 def clean_state_dict(state_dict: dict[str, torch.Tensor]) -> dict[str, torch.Tensor]:
@@ -218,6 +223,7 @@ def training_payload(
     config: dict[str, Any],
     data_state: dict[str, Any],
     world_size: int = 1,
+    class_weights: torch.Tensor | None = None,
 ) -> dict[str, Any]:
     """Everything needed to continue exactly where training is now."""
     return {
@@ -225,14 +231,12 @@ def training_payload(
         "optimizer_state_dict": optimizer.state_dict(),
         "scheduler_state_dict": scheduler.state_dict(),
         "scaler_state_dict": scaler.state_dict(),
-        "epoch": state.epoch,
-        "step": state.step,
-        "batch_in_epoch": state.batch_in_epoch,
-        "best_metric": state.best_metric,
+        **asdict(state),  # epoch, step, batch_in_epoch, best_metric, ...
         "rng_state": rng_state(),
         "config": config,
         "data_state": data_state,
         "world_size": world_size,
+        "class_weights": None if class_weights is None else class_weights.cpu(),
     }
 
 
@@ -256,9 +260,8 @@ def restore_training(
         set_rng_state(checkpoint["rng_state"])
     except (KeyError, ValueError, RuntimeError, TypeError) as exc:
         raise CheckpointError(f"{path}: training state does not fit this run ({exc})") from exc
-    return TrainState(
-        **{k: checkpoint[k] for k in ("epoch", "step", "batch_in_epoch", "best_metric")}
-    )
+    names = [f.name for f in fields(TrainState)]
+    return TrainState(**{k: checkpoint[k] for k in names if k in checkpoint})  # older: fewer
 
 
 def check_global_batch(checkpoint: dict[str, Any], path: str | Path, global_batch: int) -> None:

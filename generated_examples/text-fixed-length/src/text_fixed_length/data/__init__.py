@@ -7,6 +7,7 @@ dataclass (its [data] config keys) and `build(cfg, seed, state) -> DataBundle`.
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -36,6 +37,27 @@ class DataBundle:
     # None: plain batches of consecutive sampler indices.
     batch_sampler: Callable[[ResumableSampler, int], Sampler[list[int]]] | None = None
 
+    def train_targets(self) -> torch.Tensor:
+        """The training split's targets (class weights, the balanced sampler and the folds
+        of `cv` need them): the dataset's `targets` (a tensor or a list) when it has that
+        attribute, as TensorDictDataset does; otherwise every sample is read once."""
+        targets = getattr(self.train, "targets", None)
+        if targets is None:
+            targets = [self.train[i]["targets"] for i in range(len(self.train))]
+        if isinstance(targets, torch.Tensor):
+            return targets
+        return torch.stack([torch.as_tensor(t) for t in targets])
+
+    def select(self, train: list[int], val: list[int]) -> DataBundle:
+        """A bundle of some training samples for training and others for validation (a
+        fold of `cv`); it keeps everything else, fitted state included."""
+        targets = self.train_targets()
+        return dataclasses.replace(
+            self,
+            train=Selection(self.train, train, targets[train]),
+            val=Selection(self.train, val, targets[val]),
+        )
+
 
 class TensorDictDataset(Dataset):
     """Samples {"inputs": ..., "targets": ...} from tensors (or lists of tensors) by index."""
@@ -48,6 +70,19 @@ class TensorDictDataset(Dataset):
 
     def __getitem__(self, index: int) -> dict[str, torch.Tensor]:
         return {"inputs": self.inputs[index], "targets": self.targets[index]}
+
+
+class Selection(Dataset):
+    """Some samples of a dataset, by index, with their targets."""
+
+    def __init__(self, dataset: Dataset, indices: list[int], targets: torch.Tensor) -> None:
+        self.dataset, self.indices, self.targets = dataset, indices, targets
+
+    def __len__(self) -> int:
+        return len(self.indices)
+
+    def __getitem__(self, index: int) -> Any:
+        return self.dataset[self.indices[index]]
 
 
 def build_data(cfg: DataConfig, seed: int, state: dict[str, Any] | None = None) -> DataBundle:
@@ -81,9 +116,13 @@ class ResumableSampler(Sampler[int]):
 
     Wraps DistributedSampler (also for one process) and can skip the samples already
     consumed in the current epoch, so a resumed run sees exactly the remaining batches.
+    With `weights` (data.balanced_sampler) it draws with replacement instead, each index
+    with probability proportional to its weight, also from (seed, epoch) alone.
     """
 
-    def __init__(self, dataset: Dataset, info: DistInfo, seed: int) -> None:
+    def __init__(
+        self, dataset: Dataset, info: DistInfo, seed: int, weights: torch.Tensor | None = None
+    ) -> None:
         self.inner = DistributedSampler(
             dataset,
             num_replicas=info.world_size,
@@ -92,6 +131,7 @@ class ResumableSampler(Sampler[int]):
             seed=seed,
             drop_last=True,
         )
+        self.weights = weights
         self.skip = 0
 
     def set_epoch(self, epoch: int, skip: int = 0) -> None:
@@ -99,7 +139,15 @@ class ResumableSampler(Sampler[int]):
         self.skip = skip
 
     def __iter__(self) -> Iterator[int]:
-        return itertools.islice(iter(self.inner), self.skip, None)
+        return itertools.islice(self._indices(), self.skip, None)
+
+    def _indices(self) -> Iterator[int]:
+        if self.weights is None:
+            return iter(self.inner)
+        sampler = self.inner  # every rank draws the same indices and takes its own share
+        generator = torch.Generator().manual_seed(sampler.seed + sampler.epoch)
+        drawn = torch.multinomial(self.weights, sampler.total_size, True, generator=generator)
+        return iter(drawn[sampler.rank :: sampler.num_replicas].tolist())
 
     def __len__(self) -> int:
         return len(self.inner) - self.skip
@@ -119,10 +167,15 @@ class ShardSampler(Sampler[int]):
 
 
 def build_loaders(
-    bundle: DataBundle, config: Config, info: DistInfo, device: torch.device
+    bundle: DataBundle,
+    config: Config,
+    info: DistInfo,
+    device: torch.device,
+    sample_weights: torch.Tensor | None = None,
 ) -> tuple[DataLoader, DataLoader, ResumableSampler]:
-    """Training and validation loaders; the sampler is returned for set_epoch/resume."""
-    sampler = ResumableSampler(bundle.train, info, config.train.seed)
+    """Training and validation loaders; the sampler is returned for set_epoch/resume.
+    `sample_weights`: draw training samples with replacement by these weights."""
+    sampler = ResumableSampler(bundle.train, info, config.train.seed, sample_weights)
     batch_size = config.train.batch_size
     if len(sampler.inner) < batch_size:
         raise ConfigError(
