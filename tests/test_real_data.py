@@ -162,10 +162,12 @@ def test_bad_tables_name_the_file_and_line(tmp_path: Path, train: list[str], val
 
 CLASSIFICATION_CHECKS = CSV_COMMON + """
 
-def test_string_labels_are_classes_stored_in_the_state(tmp_path: Path) -> None:
-    write(tmp_path / "train.csv", "x,species", "1,Gentoo", "2,Adelie", "NA,Chinstrap", "4,Adelie", "5,")
-    write(tmp_path / "val.csv", "x,species", "3,Gentoo")
+def test_string_labels_are_classes_stored_in_the_state(tmp_path: Path, capsys) -> None:
+    rows = ["1,a1,Gentoo", "2,b2,Adelie", "NA,c3,Chinstrap", "4,d4,Adelie", "5,e5,"]
+    write(tmp_path / "train.csv", "x,tag,species", *rows)
+    write(tmp_path / "val.csv", "x,tag,species", "3,f6,Gentoo")
     bundle = build_data(Options(name="table", root=str(tmp_path)), seed=0)
+    assert "left out: tag (no category seen twice)" in capsys.readouterr().err
     assert bundle.state["classes"] == ["Adelie", "Chinstrap", "Gentoo"]
     assert bundle.spec.num_outputs == 3 and bundle.spec.num_features == 2  # x, x (missing)
     assert [int(bundle.train[i]["targets"]) for i in range(4)] == [2, 0, 1, 0]
