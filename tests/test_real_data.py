@@ -130,8 +130,10 @@ def test_schema_is_saved_and_reused(tmp_path: Path) -> None:
 
 
 def test_categorical_ignore_and_na_values_options(tmp_path: Path) -> None:
-    lines = ["zip,score,y", "1000,-,1", "2000,5,2", "1000,6,3", "2000,-,4"]
-    cfg = Options(name="table", root=str(write(tmp_path / "t.csv", *lines)), val_fraction=0.25)
+    lines = ["zip,score,y", "1000,-,1", "2000,5,2", "1000,6,3", "2000,-,4", "1000,5,5", "2000,6,6"]
+    write(tmp_path / "train.csv", *lines)
+    write(tmp_path / "val.csv", *lines[:2])
+    cfg = Options(name="table", root=str(tmp_path))
     with pytest.raises(ConfigError, match="no column 'nope'"):
         build_data(Options(**{**vars(cfg), "categorical": ("nope",)}), seed=0)
     with pytest.raises(ConfigError, match="data.ignore lists the target column 'y'"):
