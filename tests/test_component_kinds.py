@@ -181,13 +181,20 @@ def test_holds_out_without_val_and_reuses_state(tmp_path: Path) -> None:
     assert again.val.files == bundle.val.files  # the held-out files do not depend on the seed
 
 
-@pytest.mark.parametrize("layout", ["missing", "no-train", "no-images"])
-def test_bad_roots_say_what_is_wrong(tmp_path: Path, layout: str) -> None:
+@pytest.mark.parametrize(
+    ("layout", "error", "needle"),
+    [
+        ("missing", FileNotFoundError, "does not exist"),
+        ("no-train", FileNotFoundError, "no train/"),
+        ("no-images", ConfigError, "without images in .*train: a"),
+    ],
+)
+def test_bad_roots_say_what_is_wrong(tmp_path: Path, layout: str, error: type, needle: str) -> None:
     if layout == "no-images":
         (tmp_path / "train" / "a").mkdir(parents=True)
         (tmp_path / "train" / "a" / "notes.txt").write_text("x")
     root = tmp_path / "nowhere" if layout == "missing" else tmp_path
-    with pytest.raises(FileNotFoundError, match="does not exist|no train/|no images"):
+    with pytest.raises(error, match=needle):
         build_data(Options(name="image_folder", root=str(root)), seed=0)
 
 
