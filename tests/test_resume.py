@@ -64,27 +64,11 @@ def build(cfg, spec):
 """
 
 
-# The image-folder kind with its training split fetched slowly (as SLOW_DATASET), for
-# augmentation; `set_epoch` is passed on so the augmentation follows the epoch.
+# The image-folder kind with its training split fetched slowly (slowsynthetic's wrapper,
+# which passes `set_epoch` on, so the augmentation follows the epoch).
 SLOW_IMAGES = """
-import time
-
 from .images import Options, build as build_images
-
-
-class Slow:
-    def __init__(self, dataset):
-        self.dataset = dataset
-
-    def __len__(self):
-        return len(self.dataset)
-
-    def set_epoch(self, epoch):
-        self.dataset.set_epoch(epoch)
-
-    def __getitem__(self, index):
-        time.sleep(0.008)
-        return self.dataset[index]
+from .slowsynthetic import Slow
 
 
 def build(cfg, seed, state=None):
@@ -214,14 +198,21 @@ def test_sigkill_then_resume_with_augmentation_and_workers_is_bit_identical(
     kill_after_checkpoint(project, out, step=9, workers=2, extra=augmented)
     assert 9 <= torch.load(out / "last.pt", weights_only=True)["step"] < STEPS
     resumed = train(
-        project, out, *augmented, "train.resume=auto", "data.num_workers=2", f"train.max_steps={STEPS}"
+        project,
+        out,
+        *augmented,
+        "train.resume=auto",
+        "data.num_workers=2",
+        f"train.max_steps={STEPS}",
     )
     assert resumed.returncode == 0, resumed.stderr
     assert_bit_identical(out / "last.pt", tmp_path / "reference" / "last.pt")
     plain = train(project, tmp_path / "plain", *augmented[:2], f"train.max_steps={STEPS}")
     assert plain.returncode == 0, plain.stderr
     name = "features.0.layers.0.weight"  # the augmentation did change the training
-    assert not torch.equal(weights(tmp_path / "plain" / "last.pt")[name], weights(out / "last.pt")[name])
+    assert not torch.equal(
+        weights(tmp_path / "plain" / "last.pt")[name], weights(out / "last.pt")[name]
+    )
 
 
 @pytest.mark.slow
