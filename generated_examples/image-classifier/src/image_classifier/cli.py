@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import sys
 from pathlib import Path
 
@@ -80,7 +81,7 @@ def main(argv: list[str] | None = None) -> int:
             from .train import evaluate_checkpoint
 
             result = evaluate_checkpoint(args.checkpoint, args.config, args.overrides)
-            print(json.dumps(result) if args.json else format_metrics(result))
+            print(json_line(result) if args.json else format_metrics(result))
         else:
             from .smoke import run_smoke
 
@@ -88,4 +89,15 @@ def main(argv: list[str] | None = None) -> int:
     except (ConfigError, CheckpointError, RuntimeError, OSError) as exc:  # one line, no traceback
         print(f"error: {exc}", file=sys.stderr)
         return 1
+    except KeyboardInterrupt:
+        print("interrupted; continue a training run with --set train.resume=auto", file=sys.stderr)
+        return 130
     return 0
+
+
+def json_line(values: dict[str, object]) -> str:
+    """One JSON object; NaN and infinities (which JSON lacks) become null."""
+    finite = {
+        k: None if isinstance(v, float) and not math.isfinite(v) else v for k, v in values.items()
+    }
+    return json.dumps(finite)

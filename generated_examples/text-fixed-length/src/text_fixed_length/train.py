@@ -42,6 +42,7 @@ class Run:
     config: Config
     task: Task
     info: DistInfo
+    out_dir: Path  # train.out_dir, with ~ expanded
     model: nn.Module  # the plain module: what checkpoints hold
     train_model: nn.Module  # the same module, wrapped by DDP / torch.compile as configured
     optimizer: torch.optim.Optimizer
@@ -58,13 +59,15 @@ class Run:
 def fit(config: Config) -> dict[str, Any]:
     """Train as configured (in one process, or in every process under torchrun)."""
     with distributed(config.train.device) as (info, device):
-        return train(build_run(config, info, device))
+        out_dir = Path(config.train.out_dir).expanduser()
+        with ckpt.run_lock(out_dir) if info.is_main else contextlib.nullcontext():
+            return train(build_run(config, info, device))
 
 
 def train(run: Run) -> dict[str, Any]:
     """The training loop; returns the last validation metrics with the final step and epoch."""
     cfg, state, task, device = run.config.train, run.state, run.task, run.precision.device
-    out_dir, accum = Path(cfg.out_dir), cfg.grad_accum_steps
+    out_dir, accum = run.out_dir, cfg.grad_accum_steps
     samples_per_step = cfg.batch_size * accum * run.info.world_size
     monitor = Monitor(
         out_dir,
@@ -127,7 +130,7 @@ def train(run: Run) -> dict[str, Any]:
 
 def build_run(config: Config, info: DistInfo, device: torch.device) -> Run:
     """Model, data, optimizer and schedule as configured; on resume, restored in place."""
-    out_dir = Path(config.train.out_dir)
+    out_dir = Path(config.train.out_dir).expanduser()
     resume = ckpt.resolve_resume(config.train.resume, out_dir, info.is_main)
     set_seed(config.train.seed, config.train.deterministic)
     saved_data_state = resume[1].get("data_state") if resume else None
@@ -156,6 +159,7 @@ def build_run(config: Config, info: DistInfo, device: torch.device) -> Run:
         config=config,
         task=get_task(config.task),
         info=info,
+        out_dir=out_dir,
         model=model,
         train_model=prepare_model(model, config, info, device),
         optimizer=optimizer,
@@ -225,7 +229,7 @@ def save(run: Run, name: str) -> None:
             run.data_state,
             run.info.world_size,
         )
-        ckpt.save_if_finite(Path(run.config.train.out_dir) / name, payload)
+        ckpt.save_if_finite(run.out_dir / name, payload)
     barrier(run.info)
 
 

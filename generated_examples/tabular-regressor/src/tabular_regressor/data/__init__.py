@@ -8,8 +8,11 @@ dataclass (its [data] config keys) and `build(cfg, seed, state) -> DataBundle`.
 from __future__ import annotations
 
 import itertools
+import os
+import sys
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import torch
@@ -54,6 +57,25 @@ def build_data(cfg: DataConfig, seed: int, state: dict[str, Any] | None = None) 
     return component("data", cfg.name).build(cfg, seed, state)
 
 
+def read_text(path: Path) -> str:
+    """A data file's text; bytes that are not UTF-8 are an error naming the file and line."""
+    data = path.read_bytes()
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = data.count(b"\n", 0, exc.start) + 1
+        raise ConfigError(
+            f"{path}:{line}: not UTF-8 text (byte 0x{data[exc.start]:02x}); save it as UTF-8"
+        ) from None
+
+
+def note(message: str) -> None:
+    """Tell the user something about their data (rows dropped, files skipped), on stderr so
+    that `evaluate --json` stays one JSON line; once per run (rank 0 under torchrun)."""
+    if os.environ.get("RANK", "0") == "0":
+        print(f"data: {message}", file=sys.stderr, flush=True)
+
+
 def hold_out(count: int, fraction: float) -> tuple[list[int], list[int]]:
     """Indices (train, val) holding out `fraction` of `count` samples, at least one each.
 
@@ -68,9 +90,11 @@ class ResumableSampler(Sampler[int]):
 
     Wraps DistributedSampler (also for one process) and can skip the samples already
     consumed in the current epoch, so a resumed run sees exactly the remaining batches.
+    A dataset with a `set_epoch` method (augmentation) is told the epoch too.
     """
 
     def __init__(self, dataset: Dataset, info: DistInfo, seed: int) -> None:
+        self.dataset = dataset
         self.inner = DistributedSampler(
             dataset,
             num_replicas=info.world_size,
@@ -84,6 +108,8 @@ class ResumableSampler(Sampler[int]):
     def set_epoch(self, epoch: int, skip: int = 0) -> None:
         self.inner.set_epoch(epoch)
         self.skip = skip
+        if hasattr(self.dataset, "set_epoch"):  # before the loader starts the epoch's batches
+            self.dataset.set_epoch(epoch)
 
     def __iter__(self) -> Iterator[int]:
         return itertools.islice(iter(self.inner), self.skip, None)
