@@ -1,18 +1,27 @@
-"""Real-data checks of ptgen's dataset kinds, one command for all three:
+"""Real-data checks of ptgen's dataset kinds and default models, one command for all:
 
-    PYTHONPATH=src python bench/real_data.py [--out-dir /tmp/ptgen-real-data] [--json PATH]
+    PYTHONPATH=src python bench/real_data.py [--out-dir /tmp/ptgen-real-data] [--only ...] [--json PATH]
 
-1. text:         a `transformer` project on four categories of Debian's `fortunes`
-                 corpus (apt-get install fortunes) vs. the majority-class baseline.
-2. csv:          an `mlp` project on scikit-learn's bundled diabetes table vs. predicting
-                 the training mean (MAE in the target's own units).
-3. image-folder: the default `cnn` on scikit-learn's bundled 8x8 digits, written as PNG
-                 files into root/{train,val}/<digit>/, vs. a hand-written minimal PyTorch
-                 script of the same CNN on the same files and epochs.
+1. text:   a `transformer` project on four categories of Debian's `fortunes` corpus
+           (apt-get install fortunes) vs. the majority-class baseline.
+2. tables: the `csv` kind on raw tables, in projects of both tabular tasks: the Palmer
+           penguins table as shipped in the `palmerpenguins` wheel (string categories,
+           `NA` cells): species (tabular-classification) and body mass
+           (tabular-regression); and scikit-learn's diabetes table (regression). Each
+           at the project's defaults and with more epochs (named), next to the trivial
+           baseline (training mean / majority class) and scikit-learn's
+           HistGradientBoosting on the same split and columns (NaN and categories
+           handled natively). Errors are in the target's own units.
+3. image:  scikit-learn's 8x8 digits written as PNG files into root/{train,val}/<digit>/,
+           at the defaults a user gets (image size 32, default epochs): the default
+           `cnn` and `resnet` vs. a hand-written CNN of the guide's shape
+           (bench/handwritten_cnn.py), 3 seeds each, runs interleaved; final accuracy
+           and the epochs and seconds until validation accuracy first reaches 97%.
 
-Each project is generated with ptgen's library API, trained with `python -m PKG train`
-and scored with `python -m PKG evaluate --checkpoint .../last.pt --json`. Prints a table and
-writes bench/real_data.json (or --json PATH). Needs scikit-learn (pip) and fortunes (apt).
+Each project is generated with ptgen's library API and trained with `python -m PKG
+train`; the table rows are scored from the saved checkpoint. Prints a table and writes
+bench/real_data.json (or --json PATH). Needs `pip install scikit-learn palmerpenguins` and
+fortunes (apt).
 """
 
 from __future__ import annotations
@@ -22,13 +31,11 @@ import csv
 import json
 import os
 import random
+import re
 import subprocess
 import sys
 import time
 from pathlib import Path
-
-import torch
-from torch import nn
 
 from ptgen.components import add_component
 from ptgen.project import ProjectOptions, new_project
@@ -162,29 +169,139 @@ def diabetes_csv(path: Path) -> Path:
     return path
 
 
-def csv_benchmark(workdir: Path) -> dict:
-    table = diabetes_csv(workdir / "diabetes.csv")
-    project = generate(workdir, "diabetes", "tabular-regression", "csv", "diabetes")
-    settings = [
-        f"data.root={table}",
-        "data.name=diabetes",
-        "train.epochs=60",
-        "train.batch_size=16",
-    ]
-    result, seconds = train_and_evaluate(project, "diabetes", settings)
-    base = baseline(project, "diabetes", settings)
-    return {
-        "dataset": "csv (sklearn diabetes, 442 rows, 10 features)",
-        "model": "mlp",
-        "metric": "val MAE (target units)",
-        "ptgen": result["mae"] * base["target_std"],  # the project reports standardised MAE
-        "baseline": base["mae"],
-        "baseline_name": "training mean",
-        "train_seconds": seconds,
-        "num_train": base["num_train"],
-        "num_val": base["num_val"],
-        "settings": settings,
-    }
+def penguins_csv(path: Path) -> Path:
+    """penguins.csv exactly as the palmerpenguins wheel ships it (found without importing
+    the package, which would import pandas)."""
+    import importlib.util
+
+    spec = importlib.util.find_spec("palmerpenguins")
+    if spec is None or not spec.submodule_search_locations:
+        raise SystemExit("palmerpenguins not found: pip install palmerpenguins")
+    source = Path(spec.submodule_search_locations[0]) / "data" / "penguins.csv"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_bytes(source.read_bytes())
+    return path
+
+
+# Run inside a generated table project: scores a checkpoint on its validation split in
+# the target's own units, and fits the references on the same split and columns.
+TABLE_SCORE = """
+import json, sys
+import numpy as np
+import torch
+from sklearn.ensemble import HistGradientBoostingClassifier, HistGradientBoostingRegressor
+from sklearn.metrics import f1_score
+from {package}.checkpoint import load_checkpoint
+from {package}.config import config_from_dict
+from {package}.data import build_data
+from {package}.data.{module} import load_splits, to_number
+from {package}.models import build_model
+
+checkpoint = load_checkpoint(sys.argv[1])
+config = config_from_dict(checkpoint["config"])
+state = checkpoint["data_state"]
+bundle = build_data(config.data, config.train.seed, state)
+model = build_model(config.model, bundle.spec)
+model.load_state_dict(checkpoint["model_state_dict"])
+model.eval()
+x = torch.stack([bundle.val[i]["inputs"] for i in range(len(bundle.val))])
+with torch.no_grad():
+    out = model(inputs=x)
+train, val, target = load_splits(config.data, state["target"], set(state["na_values"]))
+na = set(state["na_values"])
+
+def raw_matrix(table):  # numbers with NaN; categories as codes (unknown: NaN)
+    columns = []
+    for column in state["columns"]:
+        cells = table.column(column["name"])
+        if column["kind"] == "numeric":
+            columns.append([np.nan if c in na else to_number(c) for c in cells])
+        else:
+            seen = sorted({{c for c in train.column(column["name"]) if c not in na}})
+            code = {{c: i for i, c in enumerate(seen)}}
+            columns.append([code.get(c, np.nan) for c in cells])
+    return np.array(columns, dtype=float).T
+
+mask = [column["kind"] == "categorical" for column in state["columns"]]
+x_train, x_val = raw_matrix(train), raw_matrix(val)
+result = {{"num_train": len(train.rows), "num_val": len(val.rows)}}
+result["features"] = len(state["features"])
+if "classes" in state:
+    index = {{c: i for i, c in enumerate(state["classes"])}}
+    y_train = np.array([index[c] for c in train.column(target)])
+    y_val = np.array([index[c] for c in val.column(target)])
+    predicted = out.argmax(dim=1).numpy()
+    hgb = HistGradientBoostingClassifier(categorical_features=mask, random_state=0)
+    reference = hgb.fit(x_train, y_train).predict(x_val)
+    trivial = np.full_like(y_val, np.bincount(y_train).argmax())  # the majority class
+    for name, guess in (("ptgen", predicted), ("hgb", reference), ("baseline", trivial)):
+        result[name] = {{
+            "accuracy": float((guess == y_val).mean()),
+            "macro_f1": float(f1_score(y_val, guess, average="macro")),
+        }}
+else:
+    y_train = np.array([to_number(c) for c in train.column(target)])
+    y_val = np.array([to_number(c) for c in val.column(target)])
+    predicted = out[:, 0].double().numpy() * state["target_std"] + state["target_mean"]
+    hgb = HistGradientBoostingRegressor(categorical_features=mask, random_state=0)
+    reference = hgb.fit(x_train, y_train).predict(x_val)
+    trivial = np.full_like(y_val, y_train.mean())  # the training mean
+    for name, guess in (("ptgen", predicted), ("hgb", reference), ("baseline", trivial)):
+        error = guess - y_val
+        result[name] = {{
+            "mae": float(np.abs(error).mean()),
+            "rmse": float(np.sqrt((error ** 2).mean())),
+            "r2": float(1 - (error ** 2).sum() / ((y_val - y_val.mean()) ** 2).sum()),
+        }}
+print(json.dumps(result))
+"""
+
+TABLES = {  # name -> (file maker, task, target, description)
+    "penguins-species": (
+        penguins_csv,
+        "tabular-classification",
+        "species",
+        "Palmer penguins: species",
+    ),
+    "penguins-mass": (
+        penguins_csv,
+        "tabular-regression",
+        "body_mass_g",
+        "Palmer penguins: body mass (g)",
+    ),
+    "diabetes": (
+        diabetes_csv,
+        "tabular-regression",
+        "target",
+        "scikit-learn diabetes: progression",
+    ),
+}
+MORE_EPOCHS = 100  # the named change next to the defaults: small tables need more steps
+
+
+def table_benchmark(workdir: Path) -> list[dict]:
+    rows = []
+    for name, (make, task, target, description) in TABLES.items():
+        table = make(workdir / f"{name}.csv")
+        package = name.replace("-", "_")
+        project = generate(workdir, package, task, "csv", "table")
+        settings = [f"data.root={table}", "data.name=table", f"data.target={target}"]
+        for changed in ([], [f"train.epochs={MORE_EPOCHS}"]):
+            out = project / "runs" / ("defaults" if not changed else "more-epochs")
+            start = time.perf_counter()
+            sets = [*settings, *changed, f"train.out_dir={out}"]
+            run(project, "-m", package, "train", *[a for s in sets for a in ("--set", s)])
+            seconds = time.perf_counter() - start
+            snippet = TABLE_SCORE.format(package=package, module="table")
+            scores = json.loads(
+                run(project, "-c", snippet, str(out / "last.pt")).strip().splitlines()[-1]
+            )
+            rows.append(
+                {"name": name, "dataset": description, "task": task, "changed": changed,
+                 "train_seconds": seconds, **scores}  # fmt: skip
+            )
+            print(f"  {name} {changed or 'defaults'}: {json.dumps(scores)}", flush=True)
+    return rows
 
 
 def digits_folder(root: Path, val_every: int = 5) -> Path:
@@ -204,119 +321,127 @@ def digits_folder(root: Path, val_every: int = 5) -> Path:
     return root
 
 
-class HandWrittenCNN(nn.Module):
-    """The same size as ptgen's default cnn (width 32, depth 2), written out by hand."""
-
-    def __init__(self, num_classes: int = 10) -> None:
-        super().__init__()
-
-        def block(c_in: int, c_out: int) -> nn.Sequential:
-            return nn.Sequential(
-                nn.Conv2d(c_in, c_out, 3, padding=1),
-                nn.BatchNorm2d(c_out),
-                nn.ReLU(),
-                nn.Conv2d(c_out, c_out, 3, padding=1),
-                nn.BatchNorm2d(c_out),
-                nn.ReLU(),
-                nn.MaxPool2d(2),
-            )
-
-        self.net = nn.Sequential(
-            block(3, 32),
-            block(32, 64),
-            nn.AdaptiveAvgPool2d(1),
-            nn.Flatten(),
-            nn.Dropout(0.1),
-            nn.Linear(64, num_classes),
-        )
-
-    def forward(self, x: torch.Tensor) -> torch.Tensor:
-        return self.net(x)
+EPOCH_LINE = re.compile(r"epoch (\d+)(?:/\d+ step \d+:.*)? accuracy ([0-9.]+)")
 
 
-def load_split(root: Path, size: int) -> tuple[torch.Tensor, torch.Tensor]:
-    from PIL import Image
-
-    images, labels = [], []
-    for folder in sorted(p for p in root.iterdir() if p.is_dir()):
-        for path in sorted(folder.glob("*.png")):
-            rgb = Image.open(path).convert("RGB").resize((size, size), Image.Resampling.BILINEAR)
-            pixels = torch.frombuffer(bytearray(rgb.tobytes()), dtype=torch.uint8)
-            images.append(pixels.view(size, size, 3).permute(2, 0, 1).float() / 255)
-            labels.append(int(folder.name))
-    return torch.stack(images), torch.tensor(labels)
-
-
-def handwritten(root: Path, epochs: int, size: int, batch_size: int = 32, seed: int = 42) -> float:
-    """A minimal plain-PyTorch training script: Adam, fixed lr, no scheduler, no AMP."""
-    torch.manual_seed(seed)
-    torch.set_num_threads(int(THREADS))
-    x_train, y_train = load_split(root / "train", size)
-    x_val, y_val = load_split(root / "val", size)
-    mean, std = x_train.mean(dim=(0, 2, 3), keepdim=True), x_train.std(dim=(0, 2, 3), keepdim=True)
-    x_train, x_val = (x_train - mean) / std, (x_val - mean) / std
-    model = HandWrittenCNN()
-    optimizer = torch.optim.Adam(model.parameters(), lr=1e-3)
-    for _ in range(epochs):
-        model.train()
-        order = torch.randperm(len(x_train))
-        for i in range(0, len(order) - batch_size + 1, batch_size):
-            batch = order[i : i + batch_size]
-            loss = nn.functional.cross_entropy(model(x_train[batch]), y_train[batch])
-            optimizer.zero_grad()
-            loss.backward()
-            optimizer.step()
-    model.eval()
-    with torch.no_grad():
-        return float((model(x_val).argmax(dim=1) == y_val).float().mean())
+def timed_epochs(command: list[str], cwd: Path, env: dict[str, str]) -> list[tuple[float, float]]:
+    """Run a training command; (seconds since launch, val accuracy) at each epoch's end,
+    read from its output lines as they appear."""
+    start = time.perf_counter()
+    proc = subprocess.Popen(
+        command, cwd=cwd, env=env, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True
+    )
+    epochs = []
+    assert proc.stdout is not None
+    for line in proc.stdout:
+        match = EPOCH_LINE.search(line)
+        if match:
+            epochs.append((time.perf_counter() - start, float(match.group(2))))
+    if proc.wait() != 0:
+        raise RuntimeError(f"{' '.join(command)} failed")
+    return epochs
 
 
-def image_benchmark(workdir: Path, epochs: int = 10, size: int = 16, seeds=(1, 2, 3)) -> dict:
-    """Both sides over the same seeds: one seed's spread (a few of 364 images) is as large
-    as the difference being measured."""
-    root = digits_folder(workdir / "digit-images")
-    project = generate(workdir, "digits", "image-classification", "image-folder", "digits")
-    settings = [
+def first_reaching(epochs: list[tuple[float, float]], target: float) -> dict:
+    for number, (seconds, accuracy) in enumerate(epochs, start=1):
+        if accuracy >= target:
+            return {"epoch": number, "seconds": seconds}
+    return {"epoch": None, "seconds": None}
+
+
+def contender_command(name: str, seed: int, root: Path, project: Path) -> list[str]:
+    """The command line of one training run: the hand-written script or the project."""
+    if name == "handwritten":
+        return [sys.executable, str(HERE / "handwritten_cnn.py"), str(root), "--seed", str(seed)]
+    model, _, changed = name.partition(" ")  # "cnn model.pool_size=1": a named change
+    sets = [
         f"data.root={root}",
         "data.name=digits",
-        f"data.image_size={size}",
-        f"train.epochs={epochs}",
+        f"model.name={model}",
+        *changed.split(),
+        f"train.seed={seed}",
+        f"train.out_dir={project / 'runs' / name.replace(' ', '-')}-{seed}",
     ]
-    ours, seconds = [], 0.0
+    return [sys.executable, "-m", "digits", "train", *[a for s in sets for a in ("--set", s)]]
+
+
+def image_benchmark(workdir: Path, seeds=(1, 2, 3), target: float = 0.97) -> dict:
+    """The default cnn and resnet at default settings vs the hand-written guide-shaped
+    CNN, interleaved seed by seed so that load changes hit every contender alike."""
+    root = digits_folder(workdir / "digit-images")
+    project = generate(workdir, "digits", "image-classification", "image-folder", "digits")
+    add_component(project, "model", "resnet", "resnet")
+    env = dict(os.environ, PYTHONPATH=str(project / "src"), OMP_NUM_THREADS=THREADS)
+    # The defaults, the hand-written reference, and the previous default (global pooling).
+    names = ["cnn", "resnet", "handwritten", "cnn model.pool_size=1", "resnet model.pool_size=1"]
+    runs: dict[str, list[dict]] = {name: [] for name in names}
     for seed in seeds:
-        result, took = train_and_evaluate(
-            project, "digits", [*settings, f"train.seed={seed}"], f"seed-{seed}"
-        )
-        ours.append(result["accuracy"])
-        seconds += took
-    start = time.perf_counter()
-    reference = [handwritten(root, epochs, size, seed=seed) for seed in seeds]
+        for name, done in runs.items():
+            epochs = timed_epochs(contender_command(name, seed, root, project), project, env)
+            reached = first_reaching(epochs, target)
+            final, seconds = epochs[-1][1], epochs[-1][0]
+            done.append(
+                {"seed": seed, "curve": epochs, "final": final, "total_seconds": seconds,
+                 "to_target": reached}  # fmt: skip
+            )
+            print(f"  {name} seed {seed}: final {final:.4f}, {target:.0%} at {reached}", flush=True)
     return {
-        "dataset": f"image-folder (sklearn digits as PNG, resized to {size}x{size})",
-        "model": "cnn (default)",
-        "metric": f"val accuracy, mean of {len(seeds)} seeds",
-        "ptgen": sum(ours) / len(ours),
-        "baseline": sum(reference) / len(reference),
-        "baseline_name": "hand-written PyTorch CNN, same size and epochs",
-        "ptgen_per_seed": ours,
-        "baseline_per_seed": reference,
-        "train_seconds": seconds / len(seeds),
-        "baseline_seconds": (time.perf_counter() - start) / len(seeds),
+        "dataset": "image-folder (sklearn digits as PNG, read at the default image size 32)",
+        "target_accuracy": target,
         "num_train": sum(1 for _ in (root / "train").rglob("*.png")),
         "num_val": sum(1 for _ in (root / "val").rglob("*.png")),
-        "settings": settings,
+        "runs": runs,
     }
+
+
+def scores_text(scores: dict[str, float]) -> str:
+    keys = ("accuracy", "macro_f1") if "accuracy" in scores else ("mae", "rmse", "r2")
+    return ", ".join(f"{key} {scores[key]:.4g}" for key in keys)
+
+
+def table_lines(rows: list[dict]) -> list[str]:
+    lines = [
+        "| table | task | settings | ptgen | HistGradientBoosting | trivial baseline |",
+        "|---|---|---|---|---|---|",
+    ]
+    for row in rows:
+        cells = [row["dataset"], row["task"], ", ".join(row["changed"]) or "defaults"]
+        cells += [scores_text(row[key]) for key in ("ptgen", "hgb", "baseline")]
+        lines.append("| " + " | ".join(cells) + " |")
+    return lines
+
+
+def listed(values: list, spec: str) -> str:
+    return ", ".join("never" if v is None else format(v, spec) for v in values)
+
+
+def image_lines(result: dict) -> list[str]:
+    lines = [
+        "| model | final val accuracy (seeds 1, 2, 3) | mean | epochs to 97% | seconds to 97% "
+        "| seconds, all epochs (mean) |",
+        "|---|---|---|---|---|---|",
+    ]
+    for name, runs in result["runs"].items():
+        finals = [r["final"] for r in runs]
+        total = sum(r["total_seconds"] for r in runs) / len(runs)
+        cells = [name, listed(finals, ".2%"), f"{sum(finals) / len(finals):.2%}"]
+        cells.append(listed([r["to_target"]["epoch"] for r in runs], "d"))
+        cells.append(listed([r["to_target"]["seconds"] for r in runs], ".1f"))
+        lines.append("| " + " | ".join([*cells, f"{total:.1f}"]) + " |")
+    return lines
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out-dir", type=Path, default=Path("/tmp/ptgen-real-data"))
-    parser.add_argument("--only", choices=["text", "csv", "image"], action="append")
+    parser.add_argument("--only", choices=["text", "tables", "image"], action="append")
     parser.add_argument("--json", type=Path, default=HERE / "real_data.json")
     args = parser.parse_args()
     random.seed(0)
-    benchmarks = {"text": text_benchmark, "csv": csv_benchmark, "image": image_benchmark}
-    rows = []
+    benchmarks = {"text": text_benchmark, "tables": table_benchmark, "image": image_benchmark}
+    out = args.json
+    previous = json.loads(out.read_text()) if out.exists() else {}
+    results = previous if args.only and isinstance(previous, dict) else {}
     for key, bench in benchmarks.items():
         if args.only and key not in args.only:
             continue
@@ -324,18 +449,16 @@ def main() -> None:
         if workdir.exists():
             raise SystemExit(f"{workdir} exists; pass a fresh --out-dir")
         print(f"running {key} ...", flush=True)
-        rows.append({"name": key, **bench(workdir)})
-    print(f"\n{'dataset':58} {'metric':24} {'ptgen':>8} {'baseline':>8}  baseline")
-    for row in rows:
-        print(
-            f"{row['dataset'][:58]:58} {row['metric']:24} {row['ptgen']:8.4f} "
-            f"{row['baseline']:8.4f}  {row['baseline_name']}"
-        )
-    out = args.json
-    if args.only and out.exists():  # keep the other benchmarks' latest rows
-        rows += [r for r in json.loads(out.read_text()) if r["name"] not in args.only]
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(json.dumps(rows, indent=2) + "\n")
+        results[key] = bench(workdir)
+    if "text" in results:
+        row = results["text"]
+        print(f"\ntext: {row['dataset']}: {row['ptgen']:.4f}", end=" ")
+        print(f"vs {row['baseline']:.4f} ({row['baseline_name']})")
+    if "tables" in results:
+        print("\n" + "\n".join(table_lines(results["tables"])))
+    if "image" in results:
+        print("\n" + "\n".join(image_lines(results["image"])))
+    out.write_text(json.dumps(results, indent=2) + "\n")
     print(f"\nwrote {out}")
 
 

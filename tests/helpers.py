@@ -79,6 +79,10 @@ class Slow:
         time.sleep(0.008)  # 64 ms per batch of 8: a kill lands well before the end
         return self.dataset[index]
 
+    def set_epoch(self, epoch):  # an augmenting dataset draws from the epoch
+        if hasattr(self.dataset, "set_epoch"):
+            self.dataset.set_epoch(epoch)
+
 
 def build(cfg, seed, state=None) -> DataBundle:
     train, val, spec = make_splits(cfg, seed)

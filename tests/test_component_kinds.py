@@ -20,11 +20,17 @@ from ptgen.lint import LintConfig, lint_paths
 from ptgen.options import default_component_name, default_kind, kinds_for_task
 from ptgen.project import ProjectOptions, new_project
 
-TASKS = ["image-classification", "sequence-classification", "tabular-regression"]
+TASKS = [
+    "image-classification",
+    "sequence-classification",
+    "tabular-regression",
+    "tabular-classification",
+]
 FILE_KINDS = {
     "image-classification": "image-folder",
     "sequence-classification": "text",
     "tabular-regression": "csv",
+    "tabular-classification": "csv",
 }
 
 
@@ -42,13 +48,17 @@ def write_images(root: Path) -> Path:
     return root
 
 
-def write_table(path: Path, rows: int = 150) -> Path:
+def write_table(path: Path, rows: int = 150, labels: bool = False) -> Path:
+    """Numbers, a category and a missing cell now and then; y is a number or a class name."""
     with path.open("w", newline="") as f:
         writer = csv.writer(f)
-        writer.writerow(["a", "b", "c", "y"])
+        writer.writerow(["a", "b", "c", "colour", "y"])
         for i in range(rows):
             a, b, c = i % 7, (i * 3) % 11, i / 10
-            writer.writerow([a, b, c, 2 * a - b + 0.5 * c])
+            y = 2 * a - b + 0.5 * c
+            label = "high" if y > 0 else "low"
+            colour = ("red", "blue")[i % 2]
+            writer.writerow([a, "NA" if i % 13 == 0 else b, c, colour, label if labels else y])
     return path
 
 
@@ -68,7 +78,7 @@ def real_root(task: str, where: Path) -> Path:
         return write_images(where / "images")
     if task == "sequence-classification":
         return write_text(where / "reviews.tsv")
-    return write_table(where / "table.csv")
+    return write_table(where / "table.csv", labels=task == "tabular-classification")
 
 
 @pytest.fixture(scope="module", params=TASKS)
@@ -171,14 +181,20 @@ def test_holds_out_without_val_and_reuses_state(tmp_path: Path) -> None:
     assert again.val.files == bundle.val.files  # the held-out files do not depend on the seed
 
 
-@pytest.mark.parametrize("layout", ["missing", "no-train", "no-images"])
-def test_bad_roots_say_what_is_wrong(tmp_path: Path, layout: str) -> None:
+@pytest.mark.parametrize(
+    ("layout", "error", "needle"),
+    [
+        ("missing", FileNotFoundError, "does not exist"),
+        ("no-train", FileNotFoundError, "no train/"),
+        ("no-images", ConfigError, "without images in .*train: a"),
+    ],
+)
+def test_bad_roots_say_what_is_wrong(tmp_path: Path, layout: str, error: type, needle: str) -> None:
     if layout == "no-images":
         (tmp_path / "train" / "a").mkdir(parents=True)
         (tmp_path / "train" / "a" / "notes.txt").write_text("x")
     root = tmp_path / "nowhere" if layout == "missing" else tmp_path
-    errors = (FileNotFoundError, ConfigError)
-    with pytest.raises(errors, match="does not exist|no train/|without images in .*: a "):
+    with pytest.raises(error, match=needle):
         build_data(Options(name="image_folder", root=str(root)), seed=0)
 
 
@@ -246,9 +262,9 @@ def test_standardised_on_train_with_target_column(tmp_path: Path) -> None:
     (tmp_path / "val.csv").write_text("y,a,b\\n7,40,5\\n")
     cfg = Options(name="csv", root=str(tmp_path), target="y")
     bundle = build_data(cfg, seed=0)
-    assert bundle.state["columns"] == ["a", "b", "y"]
-    assert bundle.spec.num_features == 2
-    torch.testing.assert_close(bundle.val[0]["inputs"], torch.tensor([2.0, 0.0]))  # (40-20)/10
+    assert bundle.state["features"] == ["a"]  # b is the same in every row: left out
+    assert bundle.spec.num_features == 1
+    torch.testing.assert_close(bundle.val[0]["inputs"], torch.tensor([2.0]))  # (40-20)/10
     torch.testing.assert_close(bundle.val[0]["targets"], torch.tensor([2.0]))  # (7-3)/2
     assert bundle.state["target_std"] == pytest.approx(2.0)
     (tmp_path / "val.csv").write_text("y,a,b\\n7,oops,5\\n")
@@ -256,6 +272,20 @@ def test_standardised_on_train_with_target_column(tmp_path: Path) -> None:
         build_data(cfg, seed=0, state=bundle.state)
     with pytest.raises(FileNotFoundError, match="does not exist"):
         build_data(Options(name="csv", root=str(tmp_path / "nope.csv")), seed=0)
+""",
+    "tabular-classification": """
+from pathlib import Path
+
+from kinds.data import build_data
+from kinds.data.csv import Options
+
+
+def test_class_names_from_the_training_split(tmp_path: Path) -> None:
+    (tmp_path / "train.csv").write_text("x,kind\\n1,cat\\n2,dog\\n3,cat\\n")
+    (tmp_path / "val.csv").write_text("x,kind\\n4,dog\\n")
+    bundle = build_data(Options(name="csv", root=str(tmp_path)), seed=0)
+    assert bundle.state["classes"] == ["cat", "dog"] and bundle.spec.num_outputs == 2
+    assert int(bundle.val[0]["targets"]) == 1
 """,
 }
 

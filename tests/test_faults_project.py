@@ -262,7 +262,11 @@ def test_a_class_folder_without_images_is_an_error(project: Path, tmp_path: Path
 
 
 def test_an_image_over_the_pixel_limit_is_named(project: Path, tmp_path: Path) -> None:
-    write_images(tmp_path / "imgs", {"cat": 8, "dog": 8}, size=(300, 300))
+    write_images(tmp_path / "imgs", {"cat": 8, "dog": 8})
+    write_images(tmp_path / "big", {"dog": 1}, size=(300, 300))
+    (tmp_path / "big" / "train" / "dog" / "0.png").rename(
+        tmp_path / "imgs" / "train" / "dog" / "big.png"
+    )
     result = train(
         project,
         tmp_path / "run",
@@ -270,7 +274,7 @@ def test_an_image_over_the_pixel_limit_is_named(project: Path, tmp_path: Path) -
         f"data.root={tmp_path / 'imgs'}",
         "data.max_image_pixels=20000",
     )
-    assert_one_line_error(result, "data.max_image_pixels", ".png")
+    assert_one_line_error(result, "data.max_image_pixels", "big.png")
 
 
 def test_a_one_row_csv_is_refused_not_scored_perfect(tmp_path: Path) -> None:

@@ -19,6 +19,9 @@ from pathlib import Path
 import pytest
 import torch
 from helpers import SLOW_DATASET, generate
+from PIL import Image
+
+from ptgen.components import add_component
 
 PKG = "resume_proj"
 STEPS = 20  # 8 steps per epoch: the runs cross two epoch boundaries and stop mid-epoch
@@ -61,11 +64,27 @@ def build(cfg, spec):
 """
 
 
+# The image-folder kind with its training split fetched slowly (slowsynthetic's wrapper,
+# which passes `set_epoch` on, so the augmentation follows the epoch).
+SLOW_IMAGES = """
+from .images import Options, build as build_images
+from .slowsynthetic import Slow
+
+
+def build(cfg, seed, state=None):
+    bundle = build_images(cfg, seed, state)
+    bundle.train = Slow(bundle.train)
+    return bundle
+"""
+
+
 @pytest.fixture(scope="module")
 def project(tmp_path_factory: pytest.TempPathFactory) -> Path:
     path = generate(tmp_path_factory.mktemp("resume"), name="resume-proj")
     (path / "src" / PKG / "data" / "slowsynthetic.py").write_text(SLOW_DATASET)
     (path / "src" / PKG / "models" / "nanmodel.py").write_text(NAN_MODEL)
+    add_component(path, "dataset", "images", "image-folder")
+    (path / "src" / PKG / "data" / "slowimages.py").write_text(SLOW_IMAGES)
     return path
 
 
@@ -107,10 +126,12 @@ def reference(project: Path) -> Path:
     return out / "last.pt"
 
 
-def kill_after_checkpoint(project: Path, out: Path, step: int, workers: int) -> None:
+def kill_after_checkpoint(
+    project: Path, out: Path, step: int, workers: int, extra: list[str] | None = None
+) -> None:
     """Start training, SIGKILL it as soon as the step-`step` checkpoint exists."""
     args = [*BASE, "--set", f"train.out_dir={out}", "--set", f"data.num_workers={workers}"]
-    args += ["--set", f"train.max_steps={STEPS}"]
+    args += ["--set", f"train.max_steps={STEPS}", *[a for s in extra or [] for a in ("--set", s)]]
     env = dict(os.environ, PYTHONPATH=str(project / "src"), OMP_NUM_THREADS="1")
     proc = subprocess.Popen(
         [sys.executable, "-m", PKG, "train", *args],
@@ -152,6 +173,46 @@ def test_sigkill_then_resume_is_bit_identical(
     rows = list(csv.DictReader(open(out / "metrics.csv", encoding="utf-8")))
     keys = [(int(row["step"]), row["split"]) for row in rows]  # rows past the kill were dropped
     assert keys == sorted(set(keys), key=lambda k: (k[0], k[1] == "val")), keys
+
+
+@pytest.fixture(scope="module")
+def augmented(project: Path) -> list[str]:
+    """Settings for a real image folder (64 noise images in 4 classes) with data.augment."""
+    root = project / "images"
+    for i in range(80):
+        split, label = "val" if i % 5 == 0 else "train", f"c{i % 4}"
+        (root / split / label).mkdir(parents=True, exist_ok=True)
+        Image.effect_noise((20, 20), 40 + i).convert("RGB").save(root / split / label / f"{i}.png")
+    return ["data.name=slowimages", f"data.root={root}", "data.augment=standard"]
+
+
+@pytest.mark.slow
+def test_sigkill_then_resume_with_augmentation_and_workers_is_bit_identical(
+    project: Path, augmented: list[str], tmp_path: Path
+) -> None:
+    """Augmentation is drawn from (seed, epoch, sample index): an uninterrupted run in one
+    process and a run killed mid-epoch and resumed with 2 workers end bit-identical."""
+    reference = train(project, tmp_path / "reference", *augmented, f"train.max_steps={STEPS}")
+    assert reference.returncode == 0, reference.stderr
+    out = tmp_path / "run"
+    kill_after_checkpoint(project, out, step=9, workers=2, extra=augmented)
+    assert 9 <= torch.load(out / "last.pt", weights_only=True)["step"] < STEPS
+    resumed = train(
+        project,
+        out,
+        *augmented,
+        "train.resume=auto",
+        "data.num_workers=2",
+        f"train.max_steps={STEPS}",
+    )
+    assert resumed.returncode == 0, resumed.stderr
+    assert_bit_identical(out / "last.pt", tmp_path / "reference" / "last.pt")
+    plain = train(project, tmp_path / "plain", *augmented[:2], f"train.max_steps={STEPS}")
+    assert plain.returncode == 0, plain.stderr
+    name = "features.0.layers.0.weight"  # the augmentation did change the training
+    assert not torch.equal(
+        weights(tmp_path / "plain" / "last.pt")[name], weights(out / "last.pt")[name]
+    )
 
 
 @pytest.mark.slow

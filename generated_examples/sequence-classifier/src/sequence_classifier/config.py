@@ -276,7 +276,13 @@ def _coerce(key: str, value: Any, kind: type) -> Any:
         return value
     if kind is str:
         return str(value)
-    raise ConfigError(f"{key} expects {kind.__name__}, got {value!r}")
+    if kind is tuple and isinstance(value, str):  # --set data.ignore=id,name
+        return tuple(item.strip() for item in value.split(",") if item.strip())
+    strings = isinstance(value, (list, tuple)) and all(isinstance(v, str) for v in value)
+    if kind is tuple and strings:
+        return tuple(value)
+    expected = "a list of strings" if kind is tuple else kind.__name__
+    raise ConfigError(f"{key} expects {expected}, got {value!r}")
 
 
 def _parse(raw: str) -> Any:
@@ -312,5 +318,7 @@ def _toml_value(value: Any) -> str:
         return "true" if value else "false"
     if isinstance(value, (int, float)):
         return repr(value)
+    if isinstance(value, tuple):
+        return "[" + ", ".join(_toml_value(item) for item in value) + "]"
     escaped = str(value).replace("\\", "\\\\").replace('"', '\\"')
     return f'"{escaped}"'

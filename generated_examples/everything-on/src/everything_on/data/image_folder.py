@@ -1,34 +1,48 @@
 """image_folder: images in class folders (ptgen dataset kind "image-folder").
 
 Layout of `data.root`:
-    root/train/<class>/*.png|jpg|jpeg|bmp|gif|webp
+    root/train/<class>/*.png|jpg|jpeg|bmp|gif|webp|tif|tiff
     root/val/<class>/...        optional; without it `data.val_fraction` of each
                                 training class is held out (the same files every run)
-Images are decoded with Pillow, converted to RGB, resized to data.image_size x
-data.image_size and normalised per channel with the mean/std of the training split.
-Class names and those statistics go into `bundle.state` (saved in checkpoints), so
-evaluation prepares images exactly as training did. With an empty `data.root` the
-project's synthetic images are used instead. This file is yours: `ptgen update` never
-touches it.
+Hidden files and folders (.DS_Store, ._photo.jpg, .ipynb_checkpoints/) are ignored; a
+class folder without images, or a validation class that training lacks, is an error.
+
+Before training, one pass checks every file cheaply (its header, and that it ends the
+way its format ends; a full decode only when in doubt) and lists all the unreadable,
+truncated, non-image and oversized files in one error; `data.skip_bad_files=true` leaves
+them out instead and prints how many.
+
+Images are decoded with Pillow, turned upright by their EXIF orientation, converted to
+RGB the same way for every mode (transparency composited on white, 16-bit grey scaled
+from its full range, palette, CMYK and the rest by Pillow's conversion), resized to
+data.image_size x data.image_size, augmented (training split only: `data.augment`, see
+_augment.py) and normalised per channel with the mean/std of the training split. Class
+names and those statistics go into `bundle.state` (saved in checkpoints), so evaluation
+prepares images exactly as training did. With an empty `data.root` the project's
+synthetic images are used instead. This file is yours: `ptgen update` never touches it.
 """
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import torch
-from PIL import Image, UnidentifiedImageError
+from PIL import Image, ImageOps, UnidentifiedImageError
 from torch.utils.data import Dataset
 
 from ..config import ConfigError, option
 from ..tasks import DataSpec
-from . import DataBundle, hold_out
+from . import DataBundle, hold_out, note
+from ._augment import EpochSeeds, augment
 from ._synthetic import SyntheticOptions, make_splits
 
-IMAGE_EXTENSIONS = {".png", ".jpg", ".jpeg", ".bmp", ".gif", ".webp"}
+IMAGE_EXTENSIONS = {".png", ".jpg", ".jpeg", ".bmp", ".gif", ".webp", ".tif", ".tiff"}
 MAX_STATS_IMAGES = 2000  # mean/std are estimated on at most this many training images
+MAX_LISTED = 50  # bad files named in the error; the count covers them all
 
 
 @dataclass
@@ -44,6 +58,30 @@ class Options(SyntheticOptions):
     max_image_pixels: int = option(
         89_478_485, "larger images are refused (Pillow's decompression-bomb guard)", low=1
     )
+    skip_bad_files: bool = option(
+        False, "leave out unreadable or truncated images (else: an error listing them)"
+    )
+    augment: str = option(
+        "none",
+        "training-split augmentation (see data/_augment.py)",
+        choices=("none", "light", "standard"),
+    )
+    augment_flip: bool = option(
+        True, "augmentation mirrors images left-right (off for digits, text, ...)"
+    )
+
+
+def to_rgb(image: Image.Image) -> Image.Image:
+    """Any Pillow mode as 8-bit RGB, the same way every time."""
+    if image.mode in ("I", "I;16", "I;16B", "I;16L", "I;16N"):  # 16-bit grey (PNG, TIFF)
+        grey = np.asarray(image, dtype=np.float64) * (255 / 65535)  # full range -> 0..255
+        image = Image.fromarray(grey.clip(0, 255).round().astype(np.uint8), mode="L")
+    if image.mode == "P" and "transparency" in image.info:
+        image = image.convert("RGBA")
+    if image.mode in ("RGBA", "LA", "PA", "RGBa", "La"):  # transparency: composite on white
+        background = Image.new("RGBA", image.size, (255, 255, 255, 255))
+        image = Image.alpha_composite(background, image.convert("RGBA"))
+    return image.convert("RGB")
 
 
 def load_image(path: Path, size: int, max_pixels: int) -> torch.Tensor:
@@ -51,13 +89,14 @@ def load_image(path: Path, size: int, max_pixels: int) -> torch.Tensor:
     Image.MAX_IMAGE_PIXELS = max_pixels  # per call: DataLoader workers may not share it
     try:
         with Image.open(path) as image:
-            rgb = image.convert("RGB").resize((size, size), Image.Resampling.BILINEAR)
+            upright = ImageOps.exif_transpose(image)  # camera photos store a rotation
+            rgb = to_rgb(upright).resize((size, size), Image.Resampling.BILINEAR)
     except Image.DecompressionBombError:
         raise ConfigError(
             f"image {path} has more pixels than data.max_image_pixels ({max_pixels}); "
             "raise it if you trust the file"
         ) from None
-    except (OSError, UnidentifiedImageError) as exc:
+    except (OSError, UnidentifiedImageError, SyntaxError, ValueError) as exc:
         raise ConfigError(f"cannot read image {path}: {exc}") from None
     pixels = torch.frombuffer(bytearray(rgb.tobytes()), dtype=torch.uint8)  # (H*W*3,)
     return pixels.view(size, size, 3).permute(2, 0, 1).float() / 255.0  # (3, H, W)
@@ -73,9 +112,17 @@ class ImageFolder(Dataset):
         mean: torch.Tensor,
         std: torch.Tensor,
         max_pixels: int,
+        augmentation: str = "none",
+        flip: bool = True,
+        seed: int = 0,
     ) -> None:
         self.files, self.size, self.max_pixels = files, size, max_pixels
         self.mean, self.std = mean.view(3, 1, 1), std.view(3, 1, 1)  # (3, 1, 1)
+        self.augmentation, self.flip, self.seeds = augmentation, flip, EpochSeeds(seed)
+
+    def set_epoch(self, epoch: int) -> None:
+        """Called by the training sampler: augmentation draws from (seed, epoch, index)."""
+        self.seeds.set_epoch(epoch)
 
     def __len__(self) -> int:
         return len(self.files)
@@ -83,17 +130,25 @@ class ImageFolder(Dataset):
     def __getitem__(self, index: int) -> dict[str, torch.Tensor]:
         path, label = self.files[index]
         image = load_image(path, self.size, self.max_pixels)  # (3, S, S)
+        if self.augmentation != "none":
+            image = augment(image, self.augmentation, self.flip, self.seeds.generator(index))
         return {"inputs": (image - self.mean) / self.std, "targets": torch.tensor(label)}
+
+
+def visible(path: Path, base: Path) -> bool:
+    """Not hidden: no part of the path below `base` starts with "." (.DS_Store, ._x.jpg)."""
+    return not any(part.startswith(".") for part in path.relative_to(base).parts)
 
 
 def find_images(split_dir: Path) -> dict[str, list[Path]]:
     """{class name: sorted image files} of every class folder; an empty one is an error."""
     found = {}
-    for class_dir in sorted(p for p in split_dir.iterdir() if p.is_dir()):
-        files = sorted(
-            p for p in class_dir.rglob("*") if p.is_file() and p.suffix.lower() in IMAGE_EXTENSIONS
+    for class_dir in sorted(p for p in split_dir.iterdir() if p.is_dir() and visible(p, split_dir)):
+        found[class_dir.name] = sorted(
+            p
+            for p in class_dir.rglob("*")
+            if p.suffix.lower() in IMAGE_EXTENSIONS and visible(p, split_dir) and p.is_file()
         )
-        found[class_dir.name] = files
     empty = [name for name, files in found.items() if not files]
     if empty:
         raise ConfigError(
@@ -101,6 +156,82 @@ def find_images(split_dir: Path) -> dict[str, list[Path]]:
             f"(images are {', '.join(sorted(IMAGE_EXTENSIONS))})"
         )
     return found
+
+
+def file_ends_whole(head: bytes, tail: bytes, size: int, image_format: str | None) -> bool:
+    """Whether a file ends the way its format ends (PNG's IEND chunk, JPEG's end marker,
+    ...): a truncated file does not. False for formats without such a check."""
+    tail = tail.rstrip(b"\0")  # some writers pad the end with zeros
+    ends = {"PNG": b"IEND\xaeB`\x82", "JPEG": b"\xff\xd9", "MPO": b"\xff\xd9", "GIF": b";"}
+    if image_format in ends:
+        return tail.endswith(ends[image_format])
+    if image_format == "BMP":  # the header states the file size
+        return size >= int.from_bytes(head[2:6], "little")
+    if image_format == "WEBP":  # so does the RIFF container's
+        return size >= int.from_bytes(head[4:8], "little") + 8
+    return False
+
+
+def problem(path: Path, max_pixels: int) -> str | None:
+    """Why an image file cannot be used (None: it can). Reads the header and both ends of
+    the file; decodes it only when its end is in doubt, and then Pillow decides."""
+    try:
+        with path.open("rb") as handle:
+            head = handle.read(16)
+            size = handle.seek(0, os.SEEK_END)
+            if size == 0:
+                return "empty file"
+            handle.seek(max(size - 16, 0))
+            tail = handle.read()
+            handle.seek(0)
+            Image.MAX_IMAGE_PIXELS = None  # the size is checked here, without a warning
+            with Image.open(handle) as image:
+                width, height = image.size
+                if width * height > max_pixels:
+                    return f"{width}x{height} pixels, over data.max_image_pixels ({max_pixels})"
+                if not file_ends_whole(head, tail, size, image.format):
+                    image.load()  # raises on truncated data
+    except UnidentifiedImageError:
+        return "not an image Pillow can read"
+    except (OSError, SyntaxError, ValueError) as exc:
+        return "truncated" if "truncated" in str(exc).lower() else f"cannot be decoded ({exc})"
+    return None
+
+
+def drop_bad_files(splits: list[dict[str, list[Path]]], cfg: Options) -> None:
+    """Check every file of the splits once; list the bad ones in one error, or with
+    data.skip_bad_files leave them out (in place) and print how many."""
+    root = Path(cfg.root).expanduser()
+    files = [path for split in splits for paths in split.values() for path in paths]
+    bad = {path: reason for path in files if (reason := problem(path, cfg.max_image_pixels))}
+    if not bad:
+        return
+    if not cfg.skip_bad_files and len(bad) == 1:
+        ((path, reason),) = bad.items()
+        raise ConfigError(
+            f"image file {path} cannot be used: {reason} (fix or remove it, or set "
+            "data.skip_bad_files=true to leave it out)"
+        )
+    if not cfg.skip_bad_files:
+        lines = [f"\n  {path.relative_to(root)}: {reason}" for path, reason in bad.items()]
+        more = f"\n  ... and {len(bad) - MAX_LISTED} more" if len(bad) > MAX_LISTED else ""
+        raise ConfigError(
+            f"{len(bad)} of {len(files)} image files in {root} cannot be used (fix or remove "
+            "them, or set data.skip_bad_files=true to leave them out):"
+            + "".join(lines[:MAX_LISTED])
+            + more
+        )
+    note(
+        f"left out {len(bad)} of {len(files)} image files that cannot be used (data.skip_bad_files)"
+    )
+    for split in splits:
+        for name in split:
+            split[name] = [path for path in split[name] if path not in bad]
+        empty = [name for name, paths in split.items() if not paths]
+        if empty:
+            raise ConfigError(
+                f"class folder(s) without usable images in {root}: {', '.join(empty)}"
+            )
 
 
 def split_classes(
@@ -144,7 +275,8 @@ def channel_stats(
 
 
 def load_splits(cfg: Options) -> tuple[dict[str, list[Path]], dict[str, list[Path]]]:
-    """{class: files} of the train and val splits (val held out of train when absent)."""
+    """{class: files} of the train and val splits (val held out of train when absent),
+    every file checked."""
     root = Path(cfg.root).expanduser()
     if not root.is_dir():
         raise FileNotFoundError(f"data.root {root} does not exist or is not a folder")
@@ -158,8 +290,11 @@ def load_splits(cfg: Options) -> tuple[dict[str, list[Path]], dict[str, list[Pat
         raise FileNotFoundError(
             f"no images ({', '.join(sorted(IMAGE_EXTENSIONS))}) in {train_dir}/<class>/"
         )
-    if (root / "val").is_dir():
-        return train_by_class, find_images(root / "val")
+    has_val = (root / "val").is_dir()
+    val_by_class = find_images(root / "val") if has_val else {}
+    drop_bad_files([train_by_class, val_by_class], cfg)
+    if has_val:
+        return train_by_class, val_by_class
     return split_classes(train_by_class, cfg.val_fraction)
 
 
@@ -176,11 +311,11 @@ def build(cfg: Options, seed: int, state: dict[str, Any] | None = None) -> DataB
         mean, std = state["mean"], state["std"]
     else:
         mean, std = channel_stats(train_files, cfg.image_size, cfg.max_image_pixels)
-    size = cfg.image_size
+    size, pixels = cfg.image_size, cfg.max_image_pixels
     spec = DataSpec(num_outputs=len(classes), in_channels=3, image_size=size)
     return DataBundle(
-        ImageFolder(train_files, size, mean, std, cfg.max_image_pixels),
-        ImageFolder(val_files, size, mean, std, cfg.max_image_pixels),
+        ImageFolder(train_files, size, mean, std, pixels, cfg.augment, cfg.augment_flip, seed),
+        ImageFolder(val_files, size, mean, std, pixels),  # evaluation never augments
         spec,
         state={"classes": classes, "mean": mean, "std": std},
     )

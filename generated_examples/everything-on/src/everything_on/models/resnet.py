@@ -1,8 +1,10 @@
 """resnet: a small residual network (ptgen model kind "resnet").
 
 A stem, then `depth` stages of one basic block each; every stage after the first halves
-the resolution and doubles the channels. Adaptive pooling makes the head independent of
-the input resolution. This file is yours: `ptgen update` never touches it.
+the resolution and doubles the channels. Adaptive pooling to a `pool_size` x `pool_size`
+grid makes the head independent of the input resolution while keeping where each
+feature is (global pooling, pool_size=1, loses that: the last features of a small
+network see only part of the image). This file is yours: `ptgen update` never touches it.
 """
 
 from __future__ import annotations
@@ -24,6 +26,9 @@ class Options(ModelConfig):
     width: int = option(32, "channels of the stem and first stage; each stage doubles them", low=1)
     depth: int = option(2, "residual stages; each after the first halves the resolution", low=1)
     dropout: float = option(0.1, "dropout before the linear head", low=0.0, high=1.0)
+    pool_size: int = option(
+        4, "the head sees a pool_size x pool_size grid (1: global pooling)", low=1
+    )
 
 
 class BasicBlock(nn.Module):
@@ -61,6 +66,7 @@ class ResNet(nn.Module):
         width: int = 32,
         depth: int = 2,
         dropout: float = 0.1,
+        pool_size: int = 4,
         grad_checkpointing: bool = False,
     ) -> None:
         super().__init__()
@@ -74,8 +80,13 @@ class ResNet(nn.Module):
             BasicBlock(c_in, c_out, stride=1 if i == 0 else 2)
             for i, (c_in, c_out) in enumerate(zip([width] + channels[:-1], channels, strict=True))
         )
-        self.pool = nn.AdaptiveAvgPool2d(1)
-        self.classifier = nn.Sequential(nn.Dropout(dropout), nn.Linear(channels[-1], num_classes))
+        # Adaptive pooling to a small grid, not to one value per channel: the head's size
+        # does not depend on the input resolution, yet it still sees where in the image
+        # each feature is (global pooling throws that away, which costs accuracy whenever
+        # the last features see only part of the object; see the model's docstring).
+        self.pool = nn.AdaptiveAvgPool2d(pool_size)
+        head_features = channels[-1] * pool_size * pool_size
+        self.classifier = nn.Sequential(nn.Dropout(dropout), nn.Linear(head_features, num_classes))
         self.grad_checkpointing = grad_checkpointing
         self.apply(_init_weights)
 
@@ -86,7 +97,7 @@ class ResNet(nn.Module):
                 x = checkpoint(block, x, use_reentrant=False)  # (B, C_i, H_i, W_i)
             else:
                 x = block(x)  # (B, C_i, H_i, W_i)
-        x = self.pool(x).flatten(1)  # (B, C_last)
+        x = self.pool(x).flatten(1)  # (B, C_last * pool_size * pool_size)
         return self.classifier(x)  # (B, num_classes)
 
 
@@ -108,5 +119,6 @@ def build(cfg: Options, spec: DataSpec) -> nn.Module:
         width=cfg.width,
         depth=cfg.depth,
         dropout=cfg.dropout,
+        pool_size=cfg.pool_size,
         grad_checkpointing=cfg.grad_checkpointing,
     )

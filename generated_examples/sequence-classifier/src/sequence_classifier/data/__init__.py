@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import dataclasses
 import itertools
+import os
+import sys
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -102,6 +104,13 @@ def read_text(path: Path) -> str:
         ) from None
 
 
+def note(message: str) -> None:
+    """Tell the user something about their data (rows dropped, files skipped), on stderr so
+    that `evaluate --json` stays one JSON line; once per run (rank 0 under torchrun)."""
+    if os.environ.get("RANK", "0") == "0":
+        print(f"data: {message}", file=sys.stderr, flush=True)
+
+
 def hold_out(count: int, fraction: float) -> tuple[list[int], list[int]]:
     """Indices (train, val) holding out `fraction` of `count` samples, at least one each.
 
@@ -118,11 +127,13 @@ class ResumableSampler(Sampler[int]):
     consumed in the current epoch, so a resumed run sees exactly the remaining batches.
     With `weights` (data.balanced_sampler) it draws with replacement instead, each index
     with probability proportional to its weight, also from (seed, epoch) alone.
+    A dataset with a `set_epoch` method (augmentation) is told the epoch too.
     """
 
     def __init__(
         self, dataset: Dataset, info: DistInfo, seed: int, weights: torch.Tensor | None = None
     ) -> None:
+        self.dataset = dataset
         self.inner = DistributedSampler(
             dataset,
             num_replicas=info.world_size,
@@ -137,6 +148,8 @@ class ResumableSampler(Sampler[int]):
     def set_epoch(self, epoch: int, skip: int = 0) -> None:
         self.inner.set_epoch(epoch)
         self.skip = skip
+        if hasattr(self.dataset, "set_epoch"):  # before the loader starts the epoch's batches
+            self.dataset.set_epoch(epoch)
 
     def __iter__(self) -> Iterator[int]:
         return itertools.islice(self._indices(), self.skip, None)

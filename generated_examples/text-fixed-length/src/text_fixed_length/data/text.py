@@ -1,9 +1,12 @@
 """text: labelled text for sequence classification (ptgen dataset kind "text").
 
-`data.root` is one .tsv/.csv file (then `data.val_fraction` of the rows is held out, the
-same rows every run) or a folder with train.tsv|csv and, optionally, val.tsv|csv. The
-first row names the columns: the label column is `data.target` (default: the last
-column), the text column is "text" (default: the first other column).
+`data.root` is one .tsv, .csv or .jsonl file (then `data.val_fraction` of the rows is
+held out, the same rows every run) or a folder with train.tsv|csv|jsonl and, optionally,
+val.tsv|csv|jsonl. In a TSV or CSV file the first row names the columns; in a JSONL file
+every line is one JSON object and the first one's keys name the fields. The label is
+`data.target` (default: the last column), the text is "text" (default: the first other
+column). A line that is not UTF-8, not valid JSON or short of fields is an error naming
+the file and line.
 
 Text is lower-cased and split into words and punctuation. The vocabulary (index 0 =
 padding, 1 = unknown, then the most frequent training tokens, at most data.vocab_size in
@@ -19,6 +22,7 @@ from __future__ import annotations
 
 import csv
 import io
+import json
 import re
 from collections import Counter
 from dataclasses import dataclass
@@ -46,7 +50,8 @@ class Options(SyntheticOptions):
     vocabulary built from real text, and `max_length` cuts every text."""
 
     root: str = option(
-        "", "a .tsv/.csv file, or a folder with train.tsv|csv (and val); empty: synthetic"
+        "",
+        "a .tsv/.csv/.jsonl file, or a folder with train.tsv|csv|jsonl (and val); empty: synthetic",
     )
     target: str = option("", "the label column (empty: the last column)")
     val_fraction: float = option(
@@ -62,24 +67,58 @@ def tokenize(text: str) -> list[str]:
     return TOKEN.findall(text.lower())
 
 
-def read_rows(path: Path, label_column: str) -> list[tuple[str, str]]:
-    """(text, label) pairs from a .tsv (tab-separated) or .csv file with a header row.
+def read_delimited(path: Path) -> list[tuple[int, list[str]]]:
+    """(line, cells) of every row of a .tsv (tab-separated) or .csv file, header first.
 
     TSV text is taken as it is: a quote is a character, not a delimiter (so one line is
     always one row); CSV follows the usual quoting."""
-    if not path.is_file():
-        raise FileNotFoundError(f"text file {path} does not exist")
     csv.field_size_limit(2**31 - 1)  # long documents are fine: max_length cuts them
     tsv = path.suffix.lower() in (".tsv", ".tab", ".txt")
     dialect = {"delimiter": "\t", "quoting": csv.QUOTE_NONE} if tsv else {"delimiter": ","}
-    text = read_text(path)
-    reader = csv.reader(io.StringIO(text, newline=""), **dialect)
+    reader = csv.reader(io.StringIO(read_text(path), newline=""), **dialect)
     try:
-        rows = [(reader.line_num, row) for row in reader if row]
+        return [(reader.line_num, row) for row in reader if row]
     except csv.Error as exc:
         raise ConfigError(f"{path}:{reader.line_num}: {exc}") from None
+
+
+def read_jsonl(path: Path) -> list[tuple[int, list[str]]]:
+    """(line, cells) of a .jsonl file, one JSON object per line; the first object's keys
+    come first, as the header. A missing field is an empty cell."""
+    records = []
+    # split("\n"), not splitlines(): a JSON string may hold U+2028 and other line breaks
+    for line, raw in enumerate(read_text(path).split("\n"), start=1):
+        if not raw.strip():
+            continue
+        try:
+            record = json.loads(raw)
+        except json.JSONDecodeError as exc:
+            raise ConfigError(f"{path}:{line}: not valid JSON ({exc.msg})") from None
+        if not isinstance(record, dict):
+            raise ConfigError(f"{path}:{line}: not a JSON object")
+        records.append((line, record))
+    if not records:
+        return []
+    header = list(records[0][1])
+    return [(0, header)] + [(line, [as_cell(r.get(key)) for key in header]) for line, r in records]
+
+
+def as_cell(value: object) -> str:
+    """A JSON value as a cell: strings as they are, null as empty, others as JSON (1, true)."""
+    if value is None:
+        return ""
+    return value if isinstance(value, str) else json.dumps(value)
+
+
+def read_rows(path: Path, label_column: str) -> list[tuple[str, str]]:
+    """(text, label) pairs from a .tsv, .csv or .jsonl file."""
+    if not path.is_file():
+        raise FileNotFoundError(f"text file {path} does not exist")
+    jsonl = path.suffix.lower() in (".jsonl", ".ndjson")
+    rows = read_jsonl(path) if jsonl else read_delimited(path)
     if len(rows) < 2:
-        raise ConfigError(f"{path} needs a header row and at least one data row")
+        needs = "at least one JSON object" if jsonl else "a header row and at least one data row"
+        raise ConfigError(f"{path} needs {needs}")
     header = [name.strip() for name in rows[0][1]]
     label = label_column or header[-1]
     if label not in header:
@@ -99,7 +138,7 @@ def read_rows(path: Path, label_column: str) -> list[tuple[str, str]]:
 
 
 def find_split(root: Path, split: str) -> Path | None:
-    for suffix in (".tsv", ".csv"):
+    for suffix in (".tsv", ".csv", ".jsonl"):
         if (root / f"{split}{suffix}").is_file():
             return root / f"{split}{suffix}"
     return None
@@ -110,7 +149,7 @@ def load_splits(cfg: Options) -> tuple[list[tuple[str, str]], list[tuple[str, st
     if root.is_dir():
         train_path = find_split(root, "train")
         if train_path is None:
-            raise FileNotFoundError(f"data.root {root} has no train.tsv or train.csv")
+            raise FileNotFoundError(f"data.root {root} has no train.tsv, train.csv or train.jsonl")
         val_path = find_split(root, "val")
         if val_path is not None:
             return read_rows(train_path, cfg.target), read_rows(val_path, cfg.target)
