@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import errno
 import os
 import random
@@ -17,6 +18,7 @@ import numpy as np
 import torch
 
 from .models import unwrap
+from .tasks import DataSpec
 
 REQUIRED_KEYS = ("model_state_dict", "optimizer_state_dict", "epoch", "step", "config")
 _WRAPPER_PREFIX = re.compile(r"^(?:_orig_mod\.|module\.)+")
@@ -218,8 +220,10 @@ def training_payload(
     config: dict[str, Any],
     data_state: dict[str, Any],
     world_size: int = 1,
+    data_spec: DataSpec | None = None,
 ) -> dict[str, Any]:
-    """Everything needed to continue exactly where training is now."""
+    """Everything needed to continue exactly where training is now (and, with the data's
+    spec and state, to rebuild the model for predict and export without the data)."""
     return {
         "model_state_dict": clean_state_dict(model.state_dict()),
         "optimizer_state_dict": optimizer.state_dict(),
@@ -232,6 +236,7 @@ def training_payload(
         "rng_state": rng_state(),
         "config": config,
         "data_state": data_state,
+        "data_spec": dataclasses.asdict(data_spec) if data_spec else None,
         "world_size": world_size,
     }
 
@@ -256,9 +261,12 @@ def restore_training(
         set_rng_state(checkpoint["rng_state"])
     except (KeyError, ValueError, RuntimeError, TypeError) as exc:
         raise CheckpointError(f"{path}: training state does not fit this run ({exc})") from exc
-    return TrainState(
+    state = TrainState(
         **{k: checkpoint[k] for k in ("epoch", "step", "batch_in_epoch", "best_metric")}
     )
+    if checkpoint["config"].get("train", {}).get("monitor") != config["train"]["monitor"]:
+        state.best_metric = None  # another train.monitor: its best starts afresh
+    return state
 
 
 def check_global_batch(checkpoint: dict[str, Any], path: str | Path, global_batch: int) -> None:

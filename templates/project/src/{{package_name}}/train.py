@@ -22,13 +22,13 @@ from torch import nn
 from torch.utils.data import DataLoader
 
 from . import checkpoint as ckpt
-from .config import Config, config_from_dict, load_config, to_toml
+from .config import Config, to_toml
 from .data import ResumableSampler, build_data, build_loaders
 from .engine import evaluate, forward_backward, no_sync, optimizer_step, to_device
 from .models import build_model, unwrap
 from .monitor import LossSummary, Monitor
-from .runtime import DistInfo, Precision, barrier, distributed, get_device, precision, set_seed
-from .tasks import Task, get_task
+from .runtime import DistInfo, Precision, barrier, distributed, precision, set_seed
+from .tasks import DataSpec, Task, get_task
 
 
 class NonFiniteLossError(RuntimeError):
@@ -52,6 +52,7 @@ class Run:
     val_loader: DataLoader
     sampler: ResumableSampler
     data_state: dict[str, Any]  # fitted on the training split; saved with every checkpoint
+    data_spec: DataSpec  # what the model was built for; saved too (predict, export)
     state: ckpt.TrainState
     resumed: bool
 
@@ -157,7 +158,7 @@ def build_run(config: Config, info: DistInfo, device: torch.device) -> Run:
             print(f"resuming from {path} at epoch {state.epoch + 1}, step {state.step}")
     return Run(
         config=config,
-        task=get_task(config.task),
+        task=get_task(config.task, config.train.monitor).for_data(bundle.spec, bundle.state),
         info=info,
         out_dir=out_dir,
         model=model,
@@ -169,6 +170,7 @@ def build_run(config: Config, info: DistInfo, device: torch.device) -> Run:
         val_loader=val_loader,
         sampler=sampler,
         data_state=bundle.state,
+        data_spec=bundle.spec,
         state=state,
         resumed=resume is not None,
     )
@@ -228,20 +230,7 @@ def save(run: Run, name: str) -> None:
             run.config.to_dict(),
             run.data_state,
             run.info.world_size,
+            run.data_spec,
         )
         ckpt.save_if_finite(run.out_dir / name, payload)
     barrier(run.info)
-
-
-def evaluate_checkpoint(path: str, config_file: str | None, overrides: list[str]) -> dict[str, Any]:
-    """Evaluate a checkpoint with the config it was trained with (plus any overrides)."""
-    checkpoint = ckpt.load_checkpoint(path)
-    config = load_config(config_file, overrides, base=config_from_dict(checkpoint["config"]))
-    device = get_device(config.train.device)
-    bundle = build_data(config.data, config.train.seed, checkpoint.get("data_state"))
-    model = build_model(config.model, bundle.spec)
-    ckpt.load_model_state(model, checkpoint, path, config.to_dict())
-    model.to(device)
-    _, val_loader, _ = build_loaders(bundle, config, DistInfo(), device)
-    amp = precision(device, config.train.amp, config.train.amp_dtype)
-    return evaluate(model, val_loader, get_task(config.task), amp, DistInfo())
