@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import contextlib
+import dataclasses
+import errno
 import os
 import random
 import re
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -15,6 +18,7 @@ import numpy as np
 import torch
 
 from .models import unwrap
+from .tasks import DataSpec
 
 REQUIRED_KEYS = ("model_state_dict", "optimizer_state_dict", "epoch", "step", "config")
 _WRAPPER_PREFIX = re.compile(r"^(?:_orig_mod\.|module\.)+")
@@ -86,6 +90,10 @@ def save_checkpoint(path: str | Path, payload: dict[str, Any]) -> None:
             handle.flush()
             os.fsync(handle.fileno())
         os.replace(tmp, path)
+    except (OSError, RuntimeError) as exc:  # torch.save reports a full disk as RuntimeError
+        raise CheckpointError(
+            f"cannot write {path}: {_write_failure(exc, path.parent)}; the previous file is kept"
+        ) from None
     finally:
         tmp.unlink(missing_ok=True)
     if sys.platform != "win32":  # make the rename itself durable
@@ -94,6 +102,19 @@ def save_checkpoint(path: str | Path, payload: dict[str, Any]) -> None:
             os.fsync(fd)
         finally:
             os.close(fd)
+
+
+def _write_failure(exc: BaseException, folder: Path) -> str:
+    """Why a write failed, in words: a full disk is named as such, whatever raised it."""
+    full = isinstance(exc, OSError) and exc.errno in (errno.ENOSPC, errno.EDQUOT)
+    try:
+        full = full or os.statvfs(folder).f_bavail == 0
+    except OSError:
+        pass
+    if full:
+        return "no space left on the device"
+    text = str(exc).strip().splitlines()
+    return getattr(exc, "strerror", None) or (text[0] if text else type(exc).__name__)
 
 
 def warn_stderr(message: str) -> None:
@@ -124,10 +145,14 @@ def load_checkpoint(path: str | Path, map_location: str | torch.device = "cpu") 
     try:
         checkpoint = torch.load(path, map_location=map_location, weights_only=True)
     except Exception as exc:  # torch raises several types for damaged files
-        reason = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-        if "Weights only load failed" in reason:
+        text = str(exc)
+        if "Unsupported global" in text:  # a pickle of arbitrary objects: never run it
             reason = "it needs arbitrary unpickling (not a weights-only checkpoint); refused"
-        raise CheckpointError(f"{path}: not a readable checkpoint ({reason})") from exc
+        elif "Weights only load failed" in text or not text.strip():
+            reason = "damaged, or not a checkpoint at all"
+        else:
+            reason = text.strip().splitlines()[0]
+        raise CheckpointError(f"{path}: not a readable checkpoint ({reason})") from None
     if not isinstance(checkpoint, dict) or any(k not in checkpoint for k in REQUIRED_KEYS):
         raise CheckpointError(
             f"{path}: not a training checkpoint of this project "
@@ -195,8 +220,10 @@ def training_payload(
     config: dict[str, Any],
     data_state: dict[str, Any],
     world_size: int = 1,
+    data_spec: DataSpec | None = None,
 ) -> dict[str, Any]:
-    """Everything needed to continue exactly where training is now."""
+    """Everything needed to continue exactly where training is now (and, with the data's
+    spec and state, to rebuild the model for predict and export without the data)."""
     return {
         "model_state_dict": clean_state_dict(model.state_dict()),
         "optimizer_state_dict": optimizer.state_dict(),
@@ -209,6 +236,7 @@ def training_payload(
         "rng_state": rng_state(),
         "config": config,
         "data_state": data_state,
+        "data_spec": dataclasses.asdict(data_spec) if data_spec else None,
         "world_size": world_size,
     }
 
@@ -233,9 +261,12 @@ def restore_training(
         set_rng_state(checkpoint["rng_state"])
     except (KeyError, ValueError, RuntimeError, TypeError) as exc:
         raise CheckpointError(f"{path}: training state does not fit this run ({exc})") from exc
-    return TrainState(
+    state = TrainState(
         **{k: checkpoint[k] for k in ("epoch", "step", "batch_in_epoch", "best_metric")}
     )
+    if checkpoint["config"].get("train", {}).get("monitor") != config["train"]["monitor"]:
+        state.best_metric = None  # another train.monitor: its best starts afresh
+    return state
 
 
 def check_global_batch(checkpoint: dict[str, Any], path: str | Path, global_batch: int) -> None:
@@ -253,7 +284,10 @@ def check_global_batch(checkpoint: dict[str, Any], path: str | Path, global_batc
 def resolve_resume(
     choice: str, out_dir: Path, is_main: bool = True
 ) -> tuple[Path, dict[str, Any]] | None:
-    """train.resume: "" fresh (refuses to clobber a run), auto (newest valid), or a path."""
+    """train.resume: "" fresh (refuses to clobber a run), auto (newest valid), or a path.
+
+    auto never starts afresh over a run: with last.pt and every step checkpoint damaged it
+    falls back to best.pt, and refuses when no checkpoint there loads at all."""
     if choice == "":
         if (out_dir / "last.pt").exists():
             raise CheckpointError(
@@ -261,9 +295,62 @@ def resolve_resume(
                 "or choose another --set train.out_dir=..."
             )
         return None
-    if choice == "auto":
-        found = find_resume_checkpoint(out_dir, warn=warn_stderr if is_main else lambda _: None)
-        if found is None and is_main:
-            print(f"no checkpoint in {out_dir}; starting a fresh run")
+    if choice != "auto":
+        return Path(choice), load_checkpoint(choice)
+    warn = warn_stderr if is_main else lambda _: None
+    found = find_resume_checkpoint(out_dir, warn=warn)
+    if found is not None:
         return found
-    return Path(choice), load_checkpoint(choice)
+    if (out_dir / "best.pt").exists():
+        try:
+            path, checkpoint = out_dir / "best.pt", load_checkpoint(out_dir / "best.pt")
+        except CheckpointError as exc:
+            warn(f"warning: skipping damaged checkpoint {exc}")
+        else:
+            warn(f"warning: resuming from {path} (step {checkpoint['step']}): nothing newer loads")
+            return path, checkpoint
+    damaged = sorted(p.name for p in out_dir.glob("*.pt"))
+    if damaged:
+        raise CheckpointError(
+            f"{out_dir} holds a run but none of its checkpoints loads ({', '.join(damaged)}); "
+            "move them away to start afresh there, or resume from a file with "
+            "--set train.resume=PATH"
+        )
+    if is_main:
+        print(f"no checkpoint in {out_dir}; starting a fresh run")
+    return None
+
+
+@contextlib.contextmanager
+def run_lock(out_dir: Path) -> Iterator[None]:
+    """Hold out_dir for this run: a second run into it is refused, naming this one's PID.
+
+    The lock is the OS's (flock), so it dies with the process: a killed run never blocks
+    the next. Temporary files that killed writers left behind are removed on the way in.
+    """
+    try:
+        import fcntl
+    except ImportError:  # Windows: no flock; runs are not guarded there
+        yield
+        return
+    out_dir.mkdir(parents=True, exist_ok=True)
+    with open(out_dir / ".lock", "a+", encoding="utf-8") as handle:
+        try:
+            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            handle.seek(0)
+            holder = handle.read().strip() or "another process"
+            raise CheckpointError(
+                f"{out_dir} is in use by a running training (PID {holder}); wait for it or "
+                "choose another --set train.out_dir=..."
+            ) from None
+        handle.seek(0)
+        handle.truncate()
+        handle.write(str(os.getpid()))
+        handle.flush()
+        for stale in out_dir.glob(".*.tmp"):  # no other writer can be alive now
+            stale.unlink(missing_ok=True)
+        try:
+            yield
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)

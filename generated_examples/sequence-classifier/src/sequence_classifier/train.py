@@ -22,13 +22,13 @@ from torch import nn
 from torch.utils.data import DataLoader
 
 from . import checkpoint as ckpt
-from .config import Config, config_from_dict, load_config, to_toml
+from .config import Config, to_toml
 from .data import ResumableSampler, build_data, build_loaders
 from .engine import evaluate, forward_backward, no_sync, optimizer_step, to_device
 from .models import build_model, unwrap
 from .monitor import LossSummary, Monitor
-from .runtime import DistInfo, Precision, barrier, distributed, get_device, precision, set_seed
-from .tasks import Task, get_task
+from .runtime import DistInfo, Precision, barrier, distributed, precision, set_seed
+from .tasks import DataSpec, Task, get_task
 
 
 class NonFiniteLossError(RuntimeError):
@@ -42,6 +42,7 @@ class Run:
     config: Config
     task: Task
     info: DistInfo
+    out_dir: Path  # train.out_dir, with ~ expanded
     model: nn.Module  # the plain module: what checkpoints hold
     train_model: nn.Module  # the same module, wrapped by DDP / torch.compile as configured
     optimizer: torch.optim.Optimizer
@@ -51,6 +52,7 @@ class Run:
     val_loader: DataLoader
     sampler: ResumableSampler
     data_state: dict[str, Any]  # fitted on the training split; saved with every checkpoint
+    data_spec: DataSpec  # what the model was built for; saved too (predict, export)
     state: ckpt.TrainState
     resumed: bool
 
@@ -58,13 +60,15 @@ class Run:
 def fit(config: Config) -> dict[str, Any]:
     """Train as configured (in one process, or in every process under torchrun)."""
     with distributed(config.train.device) as (info, device):
-        return train(build_run(config, info, device))
+        out_dir = Path(config.train.out_dir).expanduser()
+        with ckpt.run_lock(out_dir) if info.is_main else contextlib.nullcontext():
+            return train(build_run(config, info, device))
 
 
 def train(run: Run) -> dict[str, Any]:
     """The training loop; returns the last validation metrics with the final step and epoch."""
     cfg, state, task, device = run.config.train, run.state, run.task, run.precision.device
-    out_dir, accum = Path(cfg.out_dir), cfg.grad_accum_steps
+    out_dir, accum = run.out_dir, cfg.grad_accum_steps
     samples_per_step = cfg.batch_size * accum * run.info.world_size
     monitor = Monitor(
         out_dir,
@@ -127,7 +131,7 @@ def train(run: Run) -> dict[str, Any]:
 
 def build_run(config: Config, info: DistInfo, device: torch.device) -> Run:
     """Model, data, optimizer and schedule as configured; on resume, restored in place."""
-    out_dir = Path(config.train.out_dir)
+    out_dir = Path(config.train.out_dir).expanduser()
     resume = ckpt.resolve_resume(config.train.resume, out_dir, info.is_main)
     set_seed(config.train.seed, config.train.deterministic)
     saved_data_state = resume[1].get("data_state") if resume else None
@@ -154,8 +158,9 @@ def build_run(config: Config, info: DistInfo, device: torch.device) -> Run:
             print(f"resuming from {path} at epoch {state.epoch + 1}, step {state.step}")
     return Run(
         config=config,
-        task=get_task(config.task),
+        task=get_task(config.task, config.train.monitor).for_data(bundle.spec, bundle.state),
         info=info,
+        out_dir=out_dir,
         model=model,
         train_model=prepare_model(model, config, info, device),
         optimizer=optimizer,
@@ -165,6 +170,7 @@ def build_run(config: Config, info: DistInfo, device: torch.device) -> Run:
         val_loader=val_loader,
         sampler=sampler,
         data_state=bundle.state,
+        data_spec=bundle.spec,
         state=state,
         resumed=resume is not None,
     )
@@ -224,20 +230,7 @@ def save(run: Run, name: str) -> None:
             run.config.to_dict(),
             run.data_state,
             run.info.world_size,
+            run.data_spec,
         )
-        ckpt.save_if_finite(Path(run.config.train.out_dir) / name, payload)
+        ckpt.save_if_finite(run.out_dir / name, payload)
     barrier(run.info)
-
-
-def evaluate_checkpoint(path: str, config_file: str | None, overrides: list[str]) -> dict[str, Any]:
-    """Evaluate a checkpoint with the config it was trained with (plus any overrides)."""
-    checkpoint = ckpt.load_checkpoint(path)
-    config = load_config(config_file, overrides, base=config_from_dict(checkpoint["config"]))
-    device = get_device(config.train.device)
-    bundle = build_data(config.data, config.train.seed, checkpoint.get("data_state"))
-    model = build_model(config.model, bundle.spec)
-    ckpt.load_model_state(model, checkpoint, path, config.to_dict())
-    model.to(device)
-    _, val_loader, _ = build_loaders(bundle, config, DistInfo(), device)
-    amp = precision(device, config.train.amp, config.train.amp_dtype)
-    return evaluate(model, val_loader, get_task(config.task), amp, DistInfo())

@@ -10,6 +10,7 @@ from __future__ import annotations
 import itertools
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import torch
@@ -34,6 +35,9 @@ class DataBundle:
     # Makes the training batches from the sampler and batch size (e.g. length bucketing);
     # None: plain batches of consecutive sampler indices.
     batch_sampler: Callable[[ResumableSampler, int], Sampler[list[int]]] | None = None
+    # Builds the test split, when the data has one (`evaluate --split test`); called only
+    # then, so training never reads the test data.
+    load_test: Callable[[], Dataset] | None = None
 
 
 class TensorDictDataset(Dataset):
@@ -52,6 +56,18 @@ class TensorDictDataset(Dataset):
 def build_data(cfg: DataConfig, seed: int, state: dict[str, Any] | None = None) -> DataBundle:
     """The configured dataset component's bundle; pass a checkpoint's `state` to reuse it."""
     return component("data", cfg.name).build(cfg, seed, state)
+
+
+def read_text(path: Path) -> str:
+    """A data file's text; bytes that are not UTF-8 are an error naming the file and line."""
+    data = path.read_bytes()
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = data.count(b"\n", 0, exc.start) + 1
+        raise ConfigError(
+            f"{path}:{line}: not UTF-8 text (byte 0x{data[exc.start]:02x}); save it as UTF-8"
+        ) from None
 
 
 def hold_out(count: int, fraction: float) -> tuple[list[int], list[int]]:
@@ -125,8 +141,18 @@ def build_loaders(
         train = DataLoader(bundle.train, batch_sampler=batches, **common)
     else:
         train = DataLoader(bundle.train, batch_size, sampler=sampler, drop_last=True, **common)
-    val = DataLoader(bundle.val, batch_size, sampler=ShardSampler(bundle.val, info), **common)
-    return train, val, sampler
+    return train, eval_loader(bundle, bundle.val, config, info, device), sampler
+
+
+def eval_loader(
+    bundle: DataBundle, split: Dataset, config: Config, info: DistInfo, device: torch.device
+) -> DataLoader:
+    """Batches of an evaluation split in order, every sample once across ranks."""
+    common = loader_options(config.data.num_workers, device, config.train.seed)
+    sampler = ShardSampler(split, info)
+    return DataLoader(
+        split, config.train.batch_size, sampler=sampler, collate_fn=bundle.collate_fn, **common
+    )
 
 
 def loader_options(num_workers: int, device: torch.device, seed: int) -> dict[str, Any]:

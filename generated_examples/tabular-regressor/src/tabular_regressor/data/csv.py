@@ -1,20 +1,22 @@
 """csv: a numeric table from CSV (ptgen dataset kind "csv").
 
 `data.root` is either one CSV file (then `data.val_fraction` of the rows is held out,
-the same rows every run) or a folder with train.csv and, optionally, val.csv. The first
-row names the columns; the target is `data.target` (default: the last column) and every
-other column is a numeric feature. Features and target are standardised with the mean
-and std of the training split; those statistics go into `bundle.state` (saved in
-checkpoints) so evaluation uses the very same ones. Predictions are therefore in
-standardised units: multiply by state["target_std"] and add state["target_mean"] to get
-the original ones (the reported MAE is in standard deviations of the target). With an
-empty `data.root` the project's synthetic table is used instead. This file is yours:
-`ptgen update` never touches it.
+the same rows every run) or a folder with train.csv and, optionally, val.csv and test.csv
+(read only by `evaluate --split test`). The first row names the columns; the target is
+`data.target` (default: the last column) and every other column is a numeric feature.
+Features and target are standardised with the mean and std of the training split; those
+statistics go into `bundle.state` (saved in checkpoints) so evaluation, and `predict`
+from the checkpoint alone (`raw_inputs`), use the very same ones. The model therefore
+predicts standardised values; the task turns them back into the target's units with
+state["target_mean"] and state["target_std"], so the reported MAE, RMSE and predictions
+are in the target's own units. With an empty `data.root` the project's synthetic table is
+used instead. This file is yours: `ptgen update` never touches it.
 """
 
 from __future__ import annotations
 
 import csv
+import io
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -23,7 +25,8 @@ import torch
 
 from ..config import ConfigError, option
 from ..tasks import DataSpec
-from . import DataBundle, TensorDictDataset, hold_out
+from . import DataBundle, TensorDictDataset, hold_out, read_text
+from ._inputs import RawInputs, table_rows
 from ._synthetic import SyntheticOptions, make_splits
 
 
@@ -46,8 +49,11 @@ def read_table(path: Path) -> tuple[list[str], list[list[str]]]:
     """The header and the non-empty rows of a CSV file."""
     if not path.is_file():
         raise FileNotFoundError(f"CSV file {path} does not exist")
-    with path.open(newline="", encoding="utf-8") as f:
-        rows = [row for row in csv.reader(f) if any(cell.strip() for cell in row)]
+    reader = csv.reader(io.StringIO(read_text(path), newline=""))
+    try:
+        rows = [row for row in reader if any(cell.strip() for cell in row)]
+    except csv.Error as exc:
+        raise ConfigError(f"{path}:{reader.line_num}: {exc}") from None
     if len(rows) < 2:
         raise ConfigError(f"{path} needs a header row and at least one data row")
     return [name.strip() for name in rows[0]], rows[1:]
@@ -123,4 +129,38 @@ def build(cfg: Options, seed: int, state: dict[str, Any] | None = None) -> DataB
         return TensorDictDataset(scaled[:, :-1], scaled[:, -1:])  # (N, F), (N, 1)
 
     spec = DataSpec(num_outputs=1, num_features=len(columns) - 1)
-    return DataBundle(dataset(train), dataset(val), spec, state=state)
+    root = Path(cfg.root).expanduser()
+    test_path = root / "test.csv"
+
+    def load_test() -> TensorDictDataset:
+        return dataset(to_tensor(test_path, *read_table(test_path), columns))
+
+    test = load_test if root.is_dir() and test_path.is_file() else None
+    return DataBundle(dataset(train), dataset(val), spec, state=state, load_test=test)
+
+
+def raw_inputs(cfg: Options, state: dict[str, Any]) -> RawInputs | None:
+    """Rows of CSV files (the feature columns by name; a target column is ignored),
+    standardised exactly as in training; None for a model trained on the synthetic rows."""
+    if not state:
+        return None
+    features = state["columns"][:-1]
+    mean, std = state["mean"][:-1], state["std"][:-1]  # (F,)
+
+    def prepare(cells: list[str]) -> dict[str, list[float]]:
+        try:
+            return {"inputs": [float(cell) for cell in cells]}  # `features`, in order
+        except ValueError:
+            bad = next(i for i, cell in enumerate(cells) if not _is_number(cell))
+            raise ValueError(f"column {features[bad]!r} is not a number: {cells[bad]!r}") from None
+
+    def standardise(rows: list[dict[str, list[float]]]) -> dict[str, torch.Tensor]:
+        values = torch.tensor([row["inputs"] for row in rows], dtype=torch.float32)  # (B, F)
+        return {"inputs": (values - mean) / std}  # a batch at a time: rows stream fast
+
+    steps = {
+        "features": features,  # CSV columns, in this order
+        "normalize": {"mean": mean.tolist(), "std": std.tolist()},  # (value - mean) / std
+        "target": state["columns"][-1],
+    }
+    return RawInputs(lambda sources: table_rows(sources, features), prepare, steps, standardise)

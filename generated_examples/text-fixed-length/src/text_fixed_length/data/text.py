@@ -1,15 +1,17 @@
 """text: labelled text for sequence classification (ptgen dataset kind "text").
 
 `data.root` is one .tsv/.csv file (then `data.val_fraction` of the rows is held out, the
-same rows every run) or a folder with train.tsv|csv and, optionally, val.tsv|csv. The
-first row names the columns: the label column is `data.target` (default: the last
-column), the text column is "text" (default: the first other column).
+same rows every run) or a folder with train.tsv|csv and, optionally, val.tsv|csv and
+test.tsv|csv (read only by `evaluate --split test`). The first row names the columns:
+the label column is `data.target` (default: the last column), the text column is "text"
+(default: the first other column).
 
 Text is lower-cased and split into words and punctuation. The vocabulary (index 0 =
 padding, 1 = unknown, then the most frequent training tokens, at most data.vocab_size in
 all) and the label names come from the training split only and go into `bundle.state`,
 saved in checkpoints and reused when `state` is passed back, so evaluation encodes text
-exactly as training did. Sequences are cut to data.max_length tokens and padded to
+exactly as training did, and so does `predict`, from the checkpoint alone (`raw_inputs`).
+Sequences are cut to data.max_length tokens and padded to
 data.max_length in the dataset (fixed length), so batches need no custom collation.
 With an empty `data.root` the project's synthetic sequences are used instead. This
 file is yours: `ptgen update` never touches it.
@@ -18,8 +20,11 @@ file is yours: `ptgen update` never touches it.
 from __future__ import annotations
 
 import csv
+import functools
+import io
 import re
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -28,8 +33,9 @@ import torch
 
 from ..config import ConfigError, option
 from ..tasks import DataSpec
-from . import DataBundle, TensorDictDataset, hold_out
-from ._sequences import fixed_length
+from . import DataBundle, TensorDictDataset, hold_out, read_text
+from ._inputs import RawInputs, texts
+from ._sequences import fixed_length, pad_collate
 from ._synthetic import SyntheticOptions, make_splits
 
 UNK_INDEX = 1
@@ -62,28 +68,37 @@ def tokenize(text: str) -> list[str]:
 
 
 def read_rows(path: Path, label_column: str) -> list[tuple[str, str]]:
-    """(text, label) pairs from a .tsv (tab-separated) or .csv file with a header row."""
+    """(text, label) pairs from a .tsv (tab-separated) or .csv file with a header row.
+
+    TSV text is taken as it is: a quote is a character, not a delimiter (so one line is
+    always one row); CSV follows the usual quoting."""
     if not path.is_file():
         raise FileNotFoundError(f"text file {path} does not exist")
-    csv.field_size_limit(1 << 24)  # long documents are fine
-    delimiter = "\t" if path.suffix.lower() in (".tsv", ".tab", ".txt") else ","
-    with path.open(newline="", encoding="utf-8") as f:
-        rows = [row for row in csv.reader(f, delimiter=delimiter) if row]
+    csv.field_size_limit(2**31 - 1)  # long documents are fine: max_length cuts them
+    tsv = path.suffix.lower() in (".tsv", ".tab", ".txt")
+    dialect = {"delimiter": "\t", "quoting": csv.QUOTE_NONE} if tsv else {"delimiter": ","}
+    text = read_text(path)
+    reader = csv.reader(io.StringIO(text, newline=""), **dialect)
+    try:
+        rows = [(reader.line_num, row) for row in reader if row]
+    except csv.Error as exc:
+        raise ConfigError(f"{path}:{reader.line_num}: {exc}") from None
     if len(rows) < 2:
         raise ConfigError(f"{path} needs a header row and at least one data row")
-    header = [name.strip() for name in rows[0]]
+    header = [name.strip() for name in rows[0][1]]
     label = label_column or header[-1]
     if label not in header:
         raise ConfigError(f"{path} has no label column {label!r}; it has {', '.join(header)}")
     others = [name for name in header if name != label]
     if not others:
         raise ConfigError(f"{path} has no text column besides the label {label!r}")
-    text = "text" if "text" in others else others[0]
-    t, y = header.index(text), header.index(label)
+    t, y = header.index(others[0] if "text" not in others else "text"), header.index(label)
     pairs = []
-    for line, row in enumerate(rows[1:], start=2):
+    for line, row in rows[1:]:
         if len(row) != len(header):
             raise ConfigError(f"{path}:{line}: {len(row)} fields, the header has {len(header)}")
+        if not row[y].strip():
+            raise ConfigError(f"{path}:{line}: the label ({label}) is empty")
         pairs.append((row[t], row[y].strip()))
     return pairs
 
@@ -128,7 +143,7 @@ def to_dataset(
     rows: list[tuple[str, str]], state: dict[str, Any], max_length: int, split: str
 ) -> TensorDictDataset:
     index = {token: i for i, token in enumerate(state["vocab"])}
-    label_index = {label: i for i, label in enumerate(state["labels"])}
+    label_index = {label: i for i, label in enumerate(state["classes"])}
     unknown = sorted({label for _, label in rows} - set(label_index))
     if unknown:
         raise ConfigError(f"{split} split has labels not seen in training: {', '.join(unknown)}")
@@ -145,12 +160,18 @@ def build(cfg: Options, seed: int, state: dict[str, Any] | None = None) -> DataB
     if state is None:
         state = {
             "vocab": build_vocab([text for text, _ in train_rows], cfg.vocab_size),
-            "labels": sorted({label for _, label in train_rows}),
+            "classes": sorted({label for _, label in train_rows}),  # the label names
         }
     train = to_dataset(train_rows, state, cfg.max_length, "train")
     val = to_dataset(val_rows, state, cfg.max_length, "val")
-    spec = DataSpec(num_outputs=len(state["labels"]), vocab_size=len(state["vocab"]))
-    return batching(train, val, spec, cfg, state)
+    spec = DataSpec(num_outputs=len(state["classes"]), vocab_size=len(state["vocab"]))
+    root = Path(cfg.root).expanduser()
+    test_path = find_split(root, "test") if root.is_dir() else None
+
+    def load_test() -> TensorDictDataset:
+        return to_dataset(read_rows(test_path, cfg.target), state, cfg.max_length, "test")
+
+    return batching(train, val, spec, cfg, state, load_test if test_path else None)
 
 
 def batching(
@@ -159,6 +180,30 @@ def batching(
     spec: DataSpec,
     cfg: Options,
     state: dict[str, Any],
+    load_test: Callable[[], TensorDictDataset] | None = None,
 ) -> DataBundle:
     """Fixed length: every text padded or cut to data.max_length tokens in the dataset."""
-    return fixed_length(train, val, spec, cfg.max_length, state)
+    return fixed_length(train, val, spec, cfg.max_length, state, load_test)
+
+
+def raw_inputs(cfg: Options, state: dict[str, Any]) -> RawInputs | None:
+    """Texts (lines of a file, or a CSV/TSV/JSONL column), encoded exactly as in training;
+    None for a model trained on the synthetic sequences (they have no text)."""
+    if not state:
+        return None
+    index = {token: i for i, token in enumerate(state["vocab"])}
+
+    def prepare(text: str) -> dict[str, torch.Tensor]:
+        return {"inputs": encode(text, index, cfg.max_length)}  # (T,)
+
+    steps = {
+        "tokenize": {"lowercase": True, "pattern": TOKEN.pattern},  # re.findall(pattern, text)
+        "vocab": state["vocab"],  # token -> its index here; others -> unknown_index
+        "unknown_index": UNK_INDEX,
+        "empty_text": [UNK_INDEX],  # a text without tokens becomes one unknown token
+        "max_length": cfg.max_length,  # longer texts are cut
+        "pad": {"index": 0, "to": cfg.max_length},
+        "lengths": "tokens before padding",
+        "padding_mask": "True where padded",
+    }
+    return RawInputs(texts, prepare, steps, functools.partial(pad_collate, length=cfg.max_length))
