@@ -37,7 +37,15 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "src"))
 sys.path.insert(0, str(ROOT / "bench"))
 
-from _common import interleaved, machine, median, print_table, write_json  # noqa: E402
+from _common import (  # noqa: E402
+    clocks,
+    interleaved,
+    machine,
+    median,
+    print_table,
+    since,
+    write_json,
+)
 
 TASKS = {  # package: (task, dataset kind, model kind)
     "benchimg": ("image-classification", "image-folder", "cnn"),
@@ -153,7 +161,8 @@ def hand_texts(package: str, checkpoint: Path, inputs: list[str], out: Path) -> 
             chunk = lines[start : start + 64]
             items = [{"inputs": text.encode(t, index, config.data.max_length)} for t in chunk]
             best = model(**sequences.pad_collate(items)).softmax(dim=1).max(dim=1)
-            for n, (p, i) in enumerate(zip(best.values.tolist(), best.indices.tolist())):
+            pairs = zip(best.values.tolist(), best.indices.tolist(), strict=True)
+            for n, (p, i) in enumerate(pairs):
                 record = {"row": start + n + 1, "label": state["classes"][i], "probability": p}
                 handle.write(json.dumps(record) + "\n")
 
@@ -182,10 +191,11 @@ HAND: dict[str, Callable[[str, Path, list[str], Path], None]] = {
 }
 
 
-def timed(fn: Callable[[], None]) -> float:
-    start = time.perf_counter()
+def timed(fn: Callable[[], None]) -> tuple[float, float]:
+    """Wall and CPU seconds of one call (CPU time moves less with the machine's other load)."""
+    start = clocks()
     fn()
-    return time.perf_counter() - start
+    return since(start)
 
 
 def bench_predict(package: str, where: Path, count: int, repeats: int) -> dict[str, Any]:
@@ -196,7 +206,10 @@ def bench_predict(package: str, where: Path, count: int, repeats: int) -> dict[s
         "hand-written": lambda: timed(lambda: HAND[package](package, checkpoint, inputs, out)),
     }
     seconds = interleaved(contenders, repeats)
-    rates = {name: count / median(values) for name, values in seconds.items()}
+    rates = {
+        clock: {name: count / median([t[i] for t in times]) for name, times in seconds.items()}
+        for i, clock in enumerate(("wall", "cpu"))
+    }
     return {"inputs": count, "seconds": seconds, "inputs_per_s": rates, "checkpoint": checkpoint}
 
 
@@ -244,14 +257,15 @@ def example_of_length(package: str, spec: Any, size: int, length: int) -> dict[s
 
 
 def per_call(fn: Callable[[], Any], calls: int) -> Callable[[], float]:
-    """A contender: seconds per call, over `calls` calls after one warm-up call."""
+    """A contender: CPU seconds per call, over `calls` calls after one warm-up call (one
+    thread each, so CPU time is the compute time, whatever else the machine runs)."""
 
     def measure() -> float:
         fn()
-        start = time.perf_counter()
+        start = time.process_time()
         for _ in range(calls):
             fn()
-        return (time.perf_counter() - start) / calls
+        return (time.process_time() - start) / calls
 
     return measure
 
@@ -275,12 +289,13 @@ def main() -> int:
         for package, count in counts.items():
             where = Path(tmp) / package
             found = bench_predict(package, where, count, args.repeats)
-            rates = found["inputs_per_s"]
-            ratio = rates["predict"] / rates["hand-written"]
             task, _, model = TASKS[package]
-            predict_rows.append(
-                [f"{task} ({model})", count, rates["predict"], rates["hand-written"], ratio]
-            )
+            row = [f"{task} ({model})", count]
+            for clock in ("cpu", "wall"):
+                rates = found["inputs_per_s"][clock]
+                row += [rates["predict"], rates["hand-written"]]
+                row.append(rates["predict"] / rates["hand-written"])
+            predict_rows.append(row)
             exported = bench_exported(package, found.pop("checkpoint"), where, args.calls)
             for size, times in exported.items():
                 eager = times["eager"]
@@ -289,8 +304,10 @@ def main() -> int:
                     row += [times[name] * 1e3, size / times[name], eager / times[name]]
                 export_rows.append(row)
             payload[package] = {"predict": found, "exported": exported}
-    headers = ["task (model)", "inputs", "predict [inputs/s]", "hand-written [inputs/s]"]
-    print_table([*headers, "predict / hand-written"], predict_rows)
+    headers = ["task (model)", "inputs"]
+    for clock in ("CPU", "wall"):
+        headers += [f"predict [inputs/{clock} s]", f"hand-written [inputs/{clock} s]", "ratio"]
+    print_table(headers, predict_rows)
     print()
     columns = [f"{k} {m}" for k in ("eager", "pt2", "ORT") for m in ("ms", "samples/s", "speed-up")]
     print_table(["model, batch", *columns], export_rows)

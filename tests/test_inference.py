@@ -345,3 +345,21 @@ def test_export_refuses_a_program_that_differs_and_writes_nothing(
     assert result.stderr.startswith("error: the exported model differs from the eager one by up")
     assert "0.01" in result.stderr and len(result.stderr.splitlines()) == 1
     assert list((tmp_path / "out").iterdir()) == []
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("trained", ["tabular-regression"], indirect=True)
+def test_train_monitor_picks_best_pt(trained: Trained, tmp_path: Path) -> None:
+    out_dir = tmp_path / "run"
+    result = trained.run(
+        "train", "--set", f"data.root={trained.root}", "--set", "train.epochs=3",
+        "--set", "train.monitor=r2", "--set", f"train.out_dir={out_dir}",
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    val = [row for row in read_rows(out_dir / "metrics.csv") if row["split"] == "val"]
+    best = max(val, key=lambda row: float(row["r2"]))  # R^2: higher is better
+    result = trained.run("evaluate", "--checkpoint", str(out_dir / "best.pt"), "--json")
+    assert json.loads(result.stdout)["r2"] == pytest.approx(float(best["r2"]), rel=1e-4)
+    result = trained.run("train", "--set", "train.monitor=accuracy")
+    assert result.returncode == 1
+    assert "train.monitor must be one of mae, rmse, r2, loss" in result.stderr

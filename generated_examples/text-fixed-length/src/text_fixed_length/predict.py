@@ -98,6 +98,10 @@ def raw_inputs_of(data: DataConfig, state: dict[str, Any]) -> RawInputs | None:
 
 def predict(args: argparse.Namespace) -> int:
     """Predict every input; returns how many could not be read (their errors are on stderr)."""
+    if args.batch_size < 1:
+        raise ConfigError(f"--batch-size must be at least 1; got {args.batch_size}")
+    if args.top_k < 1:
+        raise ConfigError(f"--top-k must be at least 1; got {args.top_k}")
     inference = load_inference(args.checkpoint, args.config, args.overrides)
     raw = raw_inputs_of(inference.config.data, inference.state)
     if raw is None:
@@ -105,10 +109,6 @@ def predict(args: argparse.Namespace) -> int:
             f"data {inference.config.data.name!r} cannot read raw inputs: the model was trained "
             "on synthetic data (data.root empty), or its module has no raw_inputs"
         )
-    if args.batch_size < 1:
-        raise ConfigError(f"--batch-size must be at least 1; got {args.batch_size}")
-    if args.top_k < 1:
-        raise ConfigError(f"--top-k must be at least 1; got {args.top_k}")
     top_k = min(args.top_k, inference.task.num_classes)
     failures = []
 
@@ -117,7 +117,7 @@ def predict(args: argparse.Namespace) -> int:
         where = item.source if item.row is None else f"{item.source} row {item.row}"
         # a reason that already names the file (Pillow's, say) is not prefixed twice
         message = reason if item.source in reason else f"{where}: {reason}"
-        print(f"error: {message}", file=sys.stderr)
+        tqdm.write(f"error: {message}", file=sys.stderr)  # above the progress bar, if any
 
     with output_file(args.output) as handle, progress() as bar:
         output = Output(handle, args.format)
@@ -155,12 +155,12 @@ def batches(
 
 def records(items: list[Raw], results: Iterator[dict[str, Any]]) -> list[dict[str, Any]]:
     """One record per input: where it came from (the file, and the row), then its results."""
-    return [
-        {"input": item.source, **result}
-        if item.row is None
-        else {"input": item.source, "row": item.row, **result}
-        for item, result in zip(items, results, strict=True)
-    ]
+    return [{**origin(item), **result} for item, result in zip(items, results, strict=True)]
+
+
+def origin(item: Raw) -> dict[str, Any]:
+    """The file an input came from, and its row when the file holds many."""
+    return {"input": item.source} if item.row is None else {"input": item.source, "row": item.row}
 
 
 @torch.inference_mode()
