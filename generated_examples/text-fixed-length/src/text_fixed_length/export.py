@@ -57,28 +57,42 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def export(args: argparse.Namespace) -> Path:
     """Export, check against the eager model, then write the model and its sidecar."""
-    # float32 on the CPU: what an exported file is checked and shipped in
-    overrides = [*args.overrides, "train.device=cpu", "train.amp=false"]
-    inference = load_inference(args.checkpoint, args.config, overrides)
-    module = sys.modules[type(inference.model).__module__]
-    if hasattr(module, "NOT_EXPORTABLE"):  # a model kind that says why it cannot be
-        raise ExportError(f"{module.__name__} cannot be exported: {module.NOT_EXPORTABLE}")
+    inference = exportable(args)
     target = (
         Path(args.output) if args.output else Path(args.checkpoint).with_suffix(f".{args.format}")
     )
     batches = [example_batch(inference.spec, size) for size in CHECK_BATCH_SIZES]
-    target.parent.mkdir(parents=True, exist_ok=True)
-    with tempfile.TemporaryDirectory(dir=target.parent, prefix=".export-") as tmp:
+    # staged beside the target (the nearest folder that exists: same file system, so the
+    # final renames are atomic), and only moved into place once checked
+    nearest = next(folder for folder in target.absolute().parents if folder.is_dir())
+    with tempfile.TemporaryDirectory(dir=nearest, prefix=".export-") as tmp:
         staged = Path(tmp) / target.name
-        with warnings.catch_warnings():  # torch's own deprecations: not the user's to act on
-            warnings.simplefilter("ignore", (FutureWarning, DeprecationWarning, UserWarning))
-            run = EXPORTERS[args.format](inference.model, batches[0], staged)
-            difference = check(inference.model, run, batches)
+        difference = export_checked(inference.model, args.format, batches, staged)
         sidecar = describe(inference, args, target, batches[0], difference)
         Path(f"{staged}.json").write_text(json.dumps(sidecar, indent=2) + "\n", encoding="utf-8")
+        target.parent.mkdir(parents=True, exist_ok=True)
         os.replace(staged, target)
         os.replace(f"{staged}.json", f"{target}.json")
     return target
+
+
+def exportable(args: argparse.Namespace) -> Inference:
+    """The checkpoint's model in float32 on the CPU, as an exported file is checked and
+    shipped; a model kind that cannot be exported says why (its NOT_EXPORTABLE)."""
+    overrides = [*args.overrides, "train.device=cpu", "train.amp=false"]
+    inference = load_inference(args.checkpoint, args.config, overrides)
+    module = sys.modules[type(inference.model).__module__]
+    if hasattr(module, "NOT_EXPORTABLE"):
+        raise ExportError(f"{module.__name__} cannot be exported: {module.NOT_EXPORTABLE}")
+    return inference
+
+
+def export_checked(model: nn.Module, fmt: str, batches: list[Batch], path: Path) -> float:
+    """Export `model` to `path`; the largest difference from the eager model on `batches`."""
+    with warnings.catch_warnings():  # torch's own deprecations: not the user's to act on
+        warnings.simplefilter("ignore", (FutureWarning, DeprecationWarning, UserWarning))
+        run = EXPORTERS[fmt](model, batches[0], path)
+        return check(model, run, batches)
 
 
 def dynamic_shapes(batch: Batch) -> dict[str, dict[int, torch.export.Dim]]:
