@@ -284,7 +284,11 @@ def main() -> int:
 
     torch.set_num_threads(args.threads)
     counts = {"benchimg": args.images, "benchseq": args.texts, "benchtab": args.rows}
-    predict_rows, export_rows, payload = [], [], {"machine": machine(), "args": vars(args)}
+    predict_rows, export_rows, payload = (
+        [],
+        [],
+        {"machine": machine(), "args": {k: str(v) for k, v in vars(args).items()}},
+    )
     with tempfile.TemporaryDirectory(prefix="bench-inference-") as tmp:
         for package, count in counts.items():
             where = Path(tmp) / package

@@ -8,16 +8,16 @@ from __future__ import annotations
 
 from typing import Any
 
+from torch.utils.data import Dataset
+
 from . import checkpoint as ckpt
-from .config import ConfigError, config_from_dict, load_config
+from .config import ConfigError, DataConfig, config_from_dict, load_config
 from .data import DataBundle, build_data, eval_loader
 from .engine import evaluate
 from .models import build_model
 from .monitor import format_metrics
 from .runtime import DistInfo, get_device, precision
 from .tasks import get_task
-
-SPLITS = ("val", "test")
 
 
 def evaluate_checkpoint(
@@ -38,7 +38,7 @@ def evaluate_checkpoint(
     return {"split": split, **result}
 
 
-def split_of(bundle: DataBundle, split: str, data: Any) -> Any:
+def split_of(bundle: DataBundle, split: str, data: DataConfig) -> Dataset:
     """The dataset of `split`; a data set without a test split is a one-line error."""
     if split == "val":
         return bundle.val
