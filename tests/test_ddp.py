@@ -143,7 +143,7 @@ def test_torchrun_trains_checkpoints_once_and_evaluates_in_one_process(
     project: Path, ddp_run: tuple[Path, subprocess.CompletedProcess[str]]
 ) -> None:
     out, result = ddp_run
-    assert sorted(p.name for p in out.iterdir()) == [
+    assert sorted(p.name for p in out.iterdir() if p.name != ".lock") == [  # .lock: run_lock
         "best.pt", "config.toml", "last.pt", "metrics.csv", "step-00000015.pt", "step-00000018.pt"
     ]  # fmt: skip
     assert result.stdout.count("epoch 1/3") == 1  # rank 0 alone prints

@@ -39,7 +39,9 @@ def build_parser() -> argparse.ArgumentParser:
     evaluate.add_argument(
         "--checkpoint", required=True, help="checkpoint file, e.g. runs/default/best.pt"
     )
-    evaluate.add_argument("--split", choices=("val", "test"), default="val", help="default: val")
+    evaluate.add_argument(
+        "--split", choices=("val", "test"), default="val", help="the split to score (default: val)"
+    )
     evaluate.add_argument("--json", action="store_true", help="print one JSON line")
     evaluate.add_argument(
         "--output-dir",

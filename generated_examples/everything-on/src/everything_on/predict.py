@@ -52,8 +52,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         default="jsonl",
         help="one JSON object or CSV row per input",
     )
-    parser.add_argument("--top-k", type=int, default=5, help="most likely classes listed per input")
-    parser.add_argument("--batch-size", type=int, default=64, help="inputs per forward pass")
+    parser.add_argument("--top-k", type=int, default=5, help="classes listed per input (default 5)")
+    parser.add_argument(
+        "--batch-size", type=int, default=64, help="inputs per forward pass (default 64)"
+    )
 
 
 @dataclass

@@ -30,8 +30,8 @@ class DataSpec:
 @dataclass(frozen=True)
 class Classification:
     """Class scores (B, num_classes) against class indices (B,): cross-entropy; accuracy,
-    top-5 accuracy (from 5 classes), macro-F1, and per class precision, recall and F1 from
-    the confusion matrix."""
+    top-5 accuracy (from 5 classes); from the confusion matrix, per class precision, recall
+    and F1, and macro-F1 (the mean F1 of the classes that occur as targets or predictions)."""
 
     name: str
     monitor: str = "accuracy"  # the validation metric that picks best.pt (train.monitor)

@@ -52,7 +52,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         default="jsonl",
         help="one JSON object or CSV row per input",
     )
-    parser.add_argument("--batch-size", type=int, default=64, help="inputs per forward pass")
+    parser.add_argument(
+        "--batch-size", type=int, default=64, help="inputs per forward pass (default 64)"
+    )
 
 
 @dataclass
