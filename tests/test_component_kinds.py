@@ -146,6 +146,47 @@ def test_every_model_and_dataset_trains(project: Path, tmp_path: Path) -> None:
         assert result.returncode == 0, f"{model} on {data}:\n{result.stdout}\n{result.stderr}"
 
 
+# Run inside each project: every model kind, exported by the project's own exporters in
+# both formats and checked against the eager model, or refused with the kind's reason.
+EXPORT_EVERY_KIND = """
+import tempfile
+from pathlib import Path
+
+from kinds import export
+from kinds.config import available, component, options_class
+from kinds.data._synthetic import example_batch, make_splits
+from kinds.models import build_model
+
+spec = make_splits(options_class("data")(num_samples=8), 0)[2]
+batches = [example_batch(spec, size) for size in export.CHECK_BATCH_SIZES]
+for kind in available("model"):
+    if hasattr(component("model", kind), "NOT_EXPORTABLE"):
+        print(kind, "refused")
+        continue
+    model = build_model(options_class("model", kind)(name=kind), spec).eval()
+    for fmt, exporter in export.EXPORTERS.items():
+        with tempfile.TemporaryDirectory() as tmp:
+            run = exporter(model, batches[0], Path(tmp) / f"model.{fmt}")
+            print(kind, fmt, export.check(model, run, batches))
+"""
+
+
+@pytest.mark.slow
+def test_every_model_kind_exports_or_says_why_not(project: Path) -> None:
+    """Both formats for every kind (the whole `export` command is tested in
+    test_inference.py); lstm and gru refuse, their modules saying why."""
+    result = run_in_project(project, "-c", EXPORT_EVERY_KIND)
+    assert result.returncode == 0, result.stdout[-2000:] + result.stderr[-4000:]
+    lines = result.stdout.splitlines()
+    task = next(t for t in TASKS if t in str(project))
+    for kind in kinds_for_task("model", task):
+        if kind in ("lstm", "gru"):
+            assert f"{kind} refused" in lines
+        else:
+            for fmt in ("pt2", "onnx"):
+                assert any(line.startswith(f"{kind} {fmt} ") for line in lines), (kind, fmt)
+
+
 # Run inside each project (its package is `kinds`): the file-based kinds on real files,
 # their held-out splits, their error messages and the reuse of their saved state.
 FILE_KIND_CHECKS = {
@@ -225,7 +266,7 @@ def test_vocabulary_from_train_only_and_reused(tmp_path: Path) -> None:
     cfg = Options(name="text", root=str(tmp_path), max_length=3, vocab_size=4)
     bundle = build_data(cfg, seed=0)
     assert bundle.state["vocab"] == ["<pad>", "<unk>", "film", "good"]
-    assert bundle.state["labels"] == ["neg", "pos"]
+    assert bundle.state["classes"] == ["neg", "pos"]
     assert bundle.train[0]["inputs"].tolist() == [3, 1, 3]  # good , good (cut at 3)
     assert bundle.train[2]["inputs"].tolist() == [1]  # an empty text is one unknown token
     assert bundle.val[0]["inputs"].tolist() == [1, 3, 1]

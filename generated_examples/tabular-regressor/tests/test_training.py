@@ -33,6 +33,9 @@ def test_evaluate_command_prints_json(tiny_config: Config, capsys) -> None:
     assert main(["evaluate", "--checkpoint", str(checkpoint), "--json"]) == 0
     result = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
     assert {"loss", "num_samples"} <= result.keys()
+    assert {"mae", "rmse", "r2"} <= result.keys()
+    assert main(["evaluate", "--checkpoint", str(checkpoint), "--split", "test"]) == 1
+    assert "no test split" in capsys.readouterr().err  # synthetic data has none
 
 
 def test_early_stopping_stops_and_its_count_is_in_the_checkpoint(tiny_config: Config) -> None:

@@ -102,6 +102,11 @@ class TrainConfig:
     resume: str = option("", '"" fresh, auto (newest valid checkpoint in out_dir) or a PATH')
     checkpoint_every: int = option(0, "also checkpoint every N steps (0: epoch ends only)", low=0)
     keep_last: int = option(2, "step checkpoints kept besides last.pt and best.pt", low=0)
+    monitor: str = option(
+        "accuracy",
+        "validation metric that picks best.pt",
+        choices=("accuracy", "top5_accuracy", "macro_f1", "loss"),
+    )
     log_every: int = option(10, "steps between progress updates and metrics rows", low=1)
     amp: bool = option(False, "mixed precision: bf16 on CPU, fp16 + GradScaler on CUDA")
     amp_dtype: str = option("auto", "autocast dtype", choices=("auto", "bfloat16", "float16"))

@@ -26,7 +26,7 @@ from .data import build_data, build_loaders
 from .engine import evaluate, forward_backward, optimizer_step, to_device
 from .models import build_model
 from .runtime import DistInfo, Precision, get_device, precision, set_seed
-from .tasks import get_task
+from .tasks import Task, get_task
 from .train import fit
 
 
@@ -59,22 +59,23 @@ def stage_train(config: Config) -> str:
     return f"{result['step']} steps, val loss {result['loss']:.4f}"
 
 
-def fresh_model(config: Config) -> tuple[Precision, nn.Module, DataLoader, DataLoader]:
-    """A newly initialised model on its device, with the training and validation loaders."""
+def fresh_model(config: Config) -> tuple[Precision, nn.Module, DataLoader, DataLoader, Task]:
+    """A newly initialised model on its device, the training and validation loaders and
+    the task, told about the data."""
     set_seed(config.train.seed)
     device = get_device(config.train.device)
     bundle = build_data(config.data, config.train.seed)
     model = build_model(config.model, bundle.spec).to(device)
     train_loader, val_loader, _ = build_loaders(bundle, config, DistInfo(), device)
     amp = precision(device, config.train.amp, config.train.amp_dtype)
-    return amp, model, train_loader, val_loader
+    task = get_task(config.task, config.train.monitor).for_data(bundle.spec, bundle.state)
+    return amp, model, train_loader, val_loader, task
 
 
 def stage_overfit(config: Config, steps: int = 20, batch_size: int = 8) -> str:
-    amp, model, train_loader, _ = fresh_model(config)
+    amp, model, train_loader, _, task = fresh_model(config)
     batch = {k: v[:batch_size] for k, v in to_device(next(iter(train_loader)), amp.device).items()}
     optimizer = torch.optim.AdamW(model.parameters(), lr=3e-3)
-    task = get_task(config.task)
     losses = []
     for _ in range(steps):
         losses.append(float(forward_backward(model, batch, task, amp)))
@@ -86,11 +87,11 @@ def stage_overfit(config: Config, steps: int = 20, batch_size: int = 8) -> str:
 
 
 def stage_evaluate(config: Config) -> str:
-    amp, model, _, val_loader = fresh_model(config)
+    amp, model, _, val_loader, task = fresh_model(config)
     modes: list[bool] = []
     hook = model.register_forward_pre_hook(lambda module, args: modes.append(module.training))
     model.train()
-    result = evaluate(model, val_loader, get_task(config.task), amp, DistInfo())
+    result = evaluate(model, val_loader, task, amp, DistInfo())
     hook.remove()
     if not modes or any(modes) or not model.training:
         raise AssertionError("evaluation did not run in eval mode, or did not restore train mode")

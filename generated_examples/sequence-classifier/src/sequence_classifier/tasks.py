@@ -1,10 +1,12 @@
 """What this project learns: sequence-classification.
 
 The task is one object: its loss, the metric sums it accumulates on the device during
-evaluation and the numbers they become, the validation metric that picks best.pt (and
-whether higher is better), and the metric columns of metrics.csv. `get_task(name)` looks
-it up; an unknown name is an error. `DataSpec` is what a model needs to know about the
-data, filled in by the dataset.
+evaluation and the numbers they become, the validation metric that picks best.pt
+(`train.monitor`, and whether higher is better), and the metric columns of metrics.csv.
+`get_task(name)` looks it up; an unknown name is an error. `for_data(spec, state)` tells
+it about the data:
+the number of classes and their names (`state["classes"]`, saved by the dataset).
+`DataSpec` is what a model needs to know about the data, filled in by the dataset.
 """
 
 from __future__ import annotations
@@ -12,6 +14,7 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 import torch
 import torch.nn.functional as F
@@ -27,28 +30,27 @@ class DataSpec:
 
 @dataclass(frozen=True)
 class Classification:
-    """Class scores (B, num_classes) against class indices (B,): cross-entropy, accuracy."""
+    """Class scores (B, num_classes) against class indices (B,): cross-entropy; accuracy,
+    top-5 accuracy (from 5 classes); from the confusion matrix, per class precision, recall
+    and F1, and macro-F1 (the mean F1 of the classes that occur as targets or predictions)."""
 
     name: str
-    monitor: str = "accuracy"  # the validation metric that picks best.pt
-    higher_is_better: bool = True
-    metrics: tuple[str, ...] = ("accuracy",)  # reported besides the loss
-    sums: tuple[str, ...] = ("correct",)  # what `metric_sums` accumulates
-    class_weights: torch.Tensor | None = None  # (num_classes,) train.class_weights=auto
+    monitor: str = "accuracy"  # the validation metric that picks best.pt (train.monitor)
+    num_classes: int = 0  # set by `for_data`
+    class_names: tuple[str, ...] = ()  # set by `for_data`: the name of each class index
+    class_weights: torch.Tensor | None = None  # (num_classes,) set by `for_training`
 
-    def loss(self, outputs: torch.Tensor, targets: torch.Tensor) -> torch.Tensor:
-        # float32 even under autocast
-        return F.cross_entropy(outputs.float(), targets, weight=self.class_weights)
-
-    def metric_sums(self, outputs: torch.Tensor, targets: torch.Tensor) -> dict[str, torch.Tensor]:
-        """Per-batch sums, kept on the device; `summarise` turns the totals into metrics."""
-        return {"correct": (outputs.argmax(dim=1) == targets).sum()}
-
-    def summarise(self, sums: dict[str, float], num_samples: int) -> dict[str, float]:
-        return {"accuracy": sums["correct"] / max(num_samples, 1)}
-
-    def is_better(self, value: float, best: float | None) -> bool:
-        return best is None or value > best
+    def for_data(self, spec: DataSpec, state: dict[str, Any]) -> Classification:
+        """This task for data of `spec.num_outputs` classes, named by `state["classes"]`
+        (numbered when the dataset saves no names, e.g. synthetic data)."""
+        names = tuple(state.get("classes") or (str(i) for i in range(spec.num_outputs)))
+        task = dataclasses.replace(self, num_classes=spec.num_outputs, class_names=names)
+        if self.monitor not in ("loss", *task.metrics):
+            raise ConfigError(
+                f"train.monitor={self.monitor} is not reported for {spec.num_outputs} classes; "
+                f"choose one of loss, {', '.join(task.metrics)}"
+            )
+        return task
 
     def for_training(
         self,
@@ -63,7 +65,7 @@ class Classification:
         weights, per_sample = None, None
         if config.train.class_weights == "auto" or config.data.balanced_sampler:
             labels = targets()
-            counts = torch.bincount(labels, minlength=int(labels.max()) + 1).float()  # (K,)
+            counts = torch.bincount(labels, minlength=self.num_classes).float()  # (K,)
             if config.train.class_weights == "auto":
                 # n / (K * count): 1 for balanced classes; a class with no sample gets 0
                 balanced = len(labels) / (len(counts) * counts.clamp(min=1)) * (counts > 0)
@@ -72,12 +74,91 @@ class Classification:
                 per_sample = 1.0 / counts[labels]  # (N,) each class drawn equally often
         return dataclasses.replace(self, class_weights=weights), per_sample
 
+    @property
+    def metrics(self) -> tuple[str, ...]:
+        """The scalar metrics reported besides the loss (metrics.csv columns)."""
+        return ("accuracy", "top5_accuracy", "macro_f1") if self.top5 else ("accuracy", "macro_f1")
+
+    @property
+    def top5(self) -> bool:
+        return self.num_classes >= 5
+
+    @property
+    def higher_is_better(self) -> bool:
+        return self.monitor != "loss"
+
+    def loss(self, outputs: torch.Tensor, targets: torch.Tensor) -> torch.Tensor:
+        # float32 even under autocast
+        return F.cross_entropy(outputs.float(), targets, weight=self.class_weights)
+
+    def zero_sums(self, device: torch.device) -> dict[str, torch.Tensor]:
+        """What `metric_sums` accumulates, all zero (also for a rank that sees no batch)."""
+        k = self.num_classes
+        sums = {"confusion": torch.zeros(k, k, dtype=torch.long, device=device)}  # (K, K)
+        if self.top5:
+            sums["top5_correct"] = torch.zeros((), dtype=torch.long, device=device)
+        return sums
+
+    def metric_sums(self, outputs: torch.Tensor, targets: torch.Tensor) -> dict[str, torch.Tensor]:
+        """Per-batch sums, kept on the device: the confusion matrix (rows: true class,
+        columns: predicted class) and, from 5 classes, the top-5 hits."""
+        k = self.num_classes
+        predicted = outputs.argmax(dim=1)  # (B,)
+        cells = torch.bincount(targets * k + predicted, minlength=k * k)  # (K * K,)
+        sums = {"confusion": cells.view(k, k)}  # (K, K)
+        if self.top5:
+            top5 = outputs.topk(5, dim=1).indices  # (B, 5)
+            sums["top5_correct"] = (top5 == targets[:, None]).any(dim=1).sum()
+        return sums
+
+    def summarise(self, sums: dict[str, torch.Tensor], num_samples: int) -> dict[str, float]:
+        """The scalar metrics from the totals (CPU tensors) of `metric_sums`."""
+        confusion, n = sums["confusion"].double(), max(num_samples, 1)
+        result = {"accuracy": float(confusion.trace()) / n}
+        if self.top5:
+            result["top5_accuracy"] = float(sums["top5_correct"]) / n
+        f1 = per_class(confusion)[2]  # (K,)
+        seen = (confusion.sum(dim=0) + confusion.sum(dim=1)) > 0  # (K,) true or predicted
+        result["macro_f1"] = float(f1[seen].mean()) if bool(seen.any()) else 0.0
+        return result
+
+    def details(self, sums: dict[str, torch.Tensor]) -> dict[str, Any]:
+        """Per class precision, recall, F1 and support, and the confusion matrix."""
+        confusion = sums["confusion"]
+        precision, recall, f1 = per_class(confusion.double())
+        per_name = {
+            name: {
+                "precision": float(precision[i]),
+                "recall": float(recall[i]),
+                "f1": float(f1[i]),
+                "support": int(confusion[i].sum()),
+            }
+            for i, name in enumerate(self.class_names)
+        }
+        return {"per_class": per_name, "confusion_matrix": confusion.tolist()}
+
+    def is_better(self, value: float, best: float | None) -> bool:
+        if best is None:
+            return True
+        return value > best if self.higher_is_better else value < best
+
+
+def per_class(confusion: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """Precision, recall and F1 of each class (K,) from a confusion matrix (K, K) whose rows
+    are true classes; 0 where a class was never predicted (precision) or never seen (recall)."""
+    hits = confusion.diagonal()  # (K,)
+    precision = hits / confusion.sum(dim=0).clamp(min=1)  # (K,) over predictions of the class
+    recall = hits / confusion.sum(dim=1).clamp(min=1)  # (K,) over samples of the class
+    f1 = 2 * precision * recall / (precision + recall).clamp(min=1e-12)  # (K,)
+    return precision, recall, f1
+
 
 Task = Classification  # the type of this project's task objects
 TASKS = {task.name: task for task in [Classification("sequence-classification")]}
 
 
-def get_task(name: str) -> Task:
+def get_task(name: str, monitor: str = "") -> Task:
+    """The task called `name`; `monitor` (train.monitor) replaces its default metric."""
     if name not in TASKS:
         raise ConfigError(f"unknown task {name!r}; this project knows {', '.join(TASKS)}")
-    return TASKS[name]
+    return dataclasses.replace(TASKS[name], monitor=monitor) if monitor else TASKS[name]

@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import csv
 from pathlib import Path
+from typing import Any
 
 
-def plot_metrics(run_dir: str | Path, output: str | Path | None = None) -> Path:
-    """Draw train/val loss and the validation metric; needs the `plot` extra (matplotlib)."""
+def pyplot() -> Any:
+    """matplotlib.pyplot, drawing to files only; the `plot` extra installs it."""
     try:
         import matplotlib
 
@@ -15,6 +16,12 @@ def plot_metrics(run_dir: str | Path, output: str | Path | None = None) -> Path:
         import matplotlib.pyplot as plt
     except ImportError as exc:
         raise RuntimeError("plotting needs matplotlib: pip install -e '.[plot]'") from exc
+    return plt
+
+
+def plot_metrics(run_dir: str | Path, output: str | Path | None = None) -> Path:
+    """Draw train/val loss and the validation metric; needs the `plot` extra (matplotlib)."""
+    plt = pyplot()
     path = Path(run_dir) / "metrics.csv"
     if not path.is_file():
         raise FileNotFoundError(f"no metrics.csv in {run_dir}; train first")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import errno
 import os
 import random
@@ -17,6 +18,7 @@ import numpy as np
 import torch
 
 from .models import unwrap
+from .tasks import DataSpec
 
 REQUIRED_KEYS = ("model_state_dict", "optimizer_state_dict", "epoch", "step", "config")
 _WRAPPER_PREFIX = re.compile(r"^(?:_orig_mod\.|module\.)+")
@@ -224,8 +226,10 @@ def training_payload(
     data_state: dict[str, Any],
     world_size: int = 1,
     class_weights: torch.Tensor | None = None,
+    data_spec: DataSpec | None = None,
 ) -> dict[str, Any]:
-    """Everything needed to continue exactly where training is now."""
+    """Everything needed to continue exactly where training is now (and, with the data's
+    spec and state, to rebuild the model for predict and export without the data)."""
     return {
         "model_state_dict": clean_state_dict(model.state_dict()),
         "optimizer_state_dict": optimizer.state_dict(),
@@ -235,6 +239,7 @@ def training_payload(
         "rng_state": rng_state(),
         "config": config,
         "data_state": data_state,
+        "data_spec": dataclasses.asdict(data_spec) if data_spec else None,
         "world_size": world_size,
         "class_weights": None if class_weights is None else class_weights.cpu(),
     }
@@ -261,7 +266,12 @@ def restore_training(
     except (KeyError, ValueError, RuntimeError, TypeError) as exc:
         raise CheckpointError(f"{path}: training state does not fit this run ({exc})") from exc
     names = [f.name for f in fields(TrainState)]
-    return TrainState(**{k: checkpoint[k] for k in names if k in checkpoint})  # older: fewer
+    state = TrainState(**{k: checkpoint[k] for k in names if k in checkpoint})  # older: fewer
+    if checkpoint["config"].get("train", {}).get("monitor") != config["train"]["monitor"]:
+        # another train.monitor: its best (and early stopping's count) start afresh
+        state.best_metric = state.patience_best = None
+        state.evals_without_improvement = 0
+    return state
 
 
 def check_global_batch(checkpoint: dict[str, Any], path: str | Path, global_batch: int) -> None:

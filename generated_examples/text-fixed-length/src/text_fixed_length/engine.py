@@ -67,25 +67,31 @@ def evaluate(
     task: Task,
     precision: Precision,
     info: DistInfo,
+    details: bool = False,
 ) -> dict[str, Any]:
-    """Loss and task metrics over the whole loader (all ranks together), in eval mode."""
+    """Loss and task metrics over the whole loader (all ranks together), in eval mode;
+    with `details`, also the task's per-class metrics and confusion matrix (if any)."""
     device = precision.device
     was_training = model.training
     model.eval()  # dropout off, batch-norm running statistics
-    totals = torch.zeros(2 + len(task.sums), device=device)  # loss sum, count, metric sums
+    totals = {"loss": torch.zeros((), device=device), "count": torch.zeros((), device=device)}
+    totals.update(task.zero_sums(device))
     for batch in loader:
         batch = to_device(batch, device)
         with precision.autocast():
             outputs = model(**model_inputs(batch))
             loss = task.loss(outputs, batch["targets"])
-        sums = task.metric_sums(outputs, batch["targets"])
         n = batch["targets"].shape[0]
-        totals[0] += loss.float() * n
-        totals[1] += n
-        for i, key in enumerate(task.sums, start=2):
-            totals[i] += sums[key].float()
+        totals["loss"] += loss.float() * n
+        totals["count"] += n
+        for key, value in task.metric_sums(outputs, batch["targets"]).items():
+            totals[key] += value
     model.train(was_training)
-    loss_sum, count, *metric_sums = all_reduce_sum(totals, info).tolist()  # the one host sync
-    result = {"loss": loss_sum / max(count, 1), "num_samples": int(count)}
-    result.update(task.summarise(dict(zip(task.sums, metric_sums, strict=True)), int(count)))
+    # read back once, after the loop: the only host syncs of an evaluation
+    sums = {key: all_reduce_sum(value, info).cpu() for key, value in totals.items()}
+    count = int(sums.pop("count"))
+    result = {"loss": float(sums.pop("loss")) / max(count, 1), "num_samples": count}
+    result.update(task.summarise(sums, count))
+    if details:
+        result.update(task.details(sums))
     return result

@@ -22,15 +22,15 @@ from torch import nn
 from torch.utils.data import DataLoader
 
 from . import checkpoint as ckpt
-from .config import Config, config_from_dict, load_config, to_toml
+from .config import Config, to_toml
 from .data import ResumableSampler, build_data, build_loaders
 from .engine import evaluate, forward_backward, no_sync, optimizer_step, to_device
 from .models import build_model, unwrap
 from .monitor import LossSummary, Monitor
 from .optim import build_optimizer, build_scheduler, lower_lr
-from .runtime import DistInfo, Precision, barrier, distributed, get_device, precision, set_seed
+from .runtime import DistInfo, Precision, barrier, distributed, precision, set_seed
 from .stopping import StopSignals, improves
-from .tasks import Task, get_task
+from .tasks import DataSpec, Task, get_task
 
 
 class NonFiniteLossError(RuntimeError):
@@ -54,6 +54,7 @@ class Run:
     val_loader: DataLoader
     sampler: ResumableSampler
     data_state: dict[str, Any]  # fitted on the training split; saved with every checkpoint
+    data_spec: DataSpec  # what the model was built for; saved too (predict, export)
     state: ckpt.TrainState
     resumed: bool
     signals: StopSignals  # set by SIGTERM, SIGUSR1 or Ctrl-C; read by the loop at each step
@@ -171,7 +172,8 @@ def build_run(
     saved = resume[1] if resume else {}
     bundle = build_data(config.data, config.train.seed, saved.get("data_state"))
     bundle = bundle.select(*fold) if fold else bundle
-    task, sample_weights = get_task(config.task).for_training(
+    task = get_task(config.task, config.train.monitor).for_data(bundle.spec, bundle.state)
+    task, sample_weights = task.for_training(
         config, bundle.train_targets, saved.get("class_weights"), device
     )
     model = build_model(config.model, bundle.spec).to(device)  # moved once, before the loop
@@ -201,6 +203,7 @@ def build_run(
         val_loader=val_loader,
         sampler=sampler,
         data_state=bundle.state,
+        data_spec=bundle.spec,
         state=state,
         resumed=resume is not None,
         signals=StopSignals(info),
@@ -247,22 +250,7 @@ def save(run: Run, name: str) -> None:
             run.data_state,
             run.info.world_size,
             getattr(run.task, "class_weights", None),  # classification: train.class_weights
+            run.data_spec,
         )
         ckpt.save_if_finite(run.out_dir / name, payload)
     barrier(run.info)
-
-
-def evaluate_checkpoint(path: str, config_file: str | None, overrides: list[str]) -> dict[str, Any]:
-    """Evaluate a checkpoint with the config it was trained with (plus any overrides)."""
-    checkpoint = ckpt.load_checkpoint(path)
-    config = load_config(config_file, overrides, base=config_from_dict(checkpoint["config"]))
-    device = get_device(config.train.device)
-    bundle = build_data(config.data, config.train.seed, checkpoint.get("data_state"))
-    model = build_model(config.model, bundle.spec)
-    ckpt.load_model_state(model, checkpoint, path, config.to_dict())
-    model.to(device)
-    _, val_loader, _ = build_loaders(bundle, config, DistInfo(), device)
-    amp = precision(device, config.train.amp, config.train.amp_dtype)
-    weights = checkpoint.get("class_weights")  # the loss as trained (train.class_weights)
-    task, _ = get_task(config.task).for_training(config, bundle.train_targets, weights, device)
-    return evaluate(model, val_loader, task, amp, DistInfo())

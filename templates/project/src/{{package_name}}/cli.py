@@ -1,5 +1,5 @@
-"""Command line: `python -m <package> train | evaluate | smoke | plot | defaults | sweep |
-repeat | cv`."""
+"""Command line: `python -m <package> train | evaluate | predict | export | smoke | plot |
+defaults | sweep | repeat | cv`."""
 
 from __future__ import annotations
 
@@ -9,9 +9,9 @@ import math
 import sys
 from pathlib import Path
 
+from . import export, predict
 from .checkpoint import CheckpointError
 from .config import ConfigError, defaults_toml, load_config
-from .monitor import format_metrics
 
 DEFAULTS_FILE = Path("configs/default.toml")
 SWEEP_FILE = Path("configs/sweep.toml")  # the default config of `sweep`: a search space
@@ -37,11 +37,24 @@ def build_parser() -> argparse.ArgumentParser:
         return command
 
     add("train", "Train a model; also runs under `torchrun --nproc_per_node=N`.")
-    evaluate = add("evaluate", "Evaluate a checkpoint on the validation split.")
+    evaluate = add("evaluate", "Evaluate a checkpoint on the validation or test split.")
     evaluate.add_argument(
         "--checkpoint", required=True, help="checkpoint file, e.g. runs/default/best.pt"
     )
+    evaluate.add_argument(
+        "--split", choices=("val", "test"), default="val", help="the split to score (default: val)"
+    )
     evaluate.add_argument("--json", action="store_true", help="print one JSON line")
+    evaluate.add_argument(
+        "--output-dir",
+        help="where report files go, e.g. the confusion matrix (default: beside --checkpoint)",
+    )
+    predict.add_arguments(
+        add("predict", "Run a trained model on new inputs: a result per input, JSON lines or CSV.")
+    )
+    export.add_arguments(
+        add("export", "Export a trained model (torch.export or ONNX) and a JSON sidecar, checked.")
+    )
     smoke = add("smoke", "Prove in seconds that training, evaluation and checkpoints work.")
     smoke.add_argument("--steps", type=int, default=5, help="optimiser steps to run (default 5)")
     smoke.add_argument("--json", action="store_true", help="print one JSON object")
@@ -114,10 +127,16 @@ def main(argv: list[str] | None = None) -> int:
 
             print(f"wrote {plot_metrics(args.run_dir, args.output)}")
         elif args.command == "evaluate":
-            from .train import evaluate_checkpoint
+            from .evaluate import evaluate_checkpoint, format_report, write_reports
 
-            result = evaluate_checkpoint(args.checkpoint, args.config, args.overrides)
-            print(json_line(result) if args.json else format_metrics(result))
+            result = evaluate_checkpoint(args.checkpoint, args.config, args.overrides, args.split)
+            result.update(write_reports(result, args.checkpoint, args.output_dir))
+            print(json_line(result) if args.json else format_report(result))
+        elif args.command == "predict":
+            return 1 if predict.predict(args) else 0  # failed inputs are named on stderr
+        elif args.command == "export":
+            target = export.export(args)
+            print(f"wrote {target} and its sidecar {target}.json")
         else:
             from .smoke import run_smoke
 

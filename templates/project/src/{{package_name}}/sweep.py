@@ -63,7 +63,8 @@ def sweep(
     url = storage or f"sqlite:///{(out / 'study.db').resolve()}"
     study = open_study(optuna, url, study_name, resume, config)
     signals = StopSignals(DistInfo())
-    objective = Objective(config, space, out, get_task(config.task), signals)
+    task = get_task(config.task, config.train.monitor)
+    objective = Objective(config, space, out, task, signals)
     print(f"study {study_name!r} in {url}; trials in {out}")
     with signals.installed():
         while not signals.received:
@@ -114,7 +115,7 @@ def open_study(optuna: Any, url: str, name: str, resume: bool, config: Config) -
     storage, exists = connect(optuna, url, name)
     if exists and not resume:
         raise ConfigError(f"study {name!r} already exists in {url}; continue it with --resume")
-    task = get_task(config.task)
+    task = get_task(config.task, config.train.monitor)
     return optuna.create_study(
         storage=storage,
         study_name=name,

@@ -4,6 +4,7 @@ Layout of `data.root`:
     root/train/<class>/*.png|jpg|jpeg|bmp|gif|webp|tif|tiff
     root/val/<class>/...        optional; without it `data.val_fraction` of each
                                 training class is held out (the same files every run)
+    root/test/<class>/...       optional; read only by `evaluate --split test`
 Hidden files and folders (.DS_Store, ._photo.jpg, .ipynb_checkpoints/) are ignored; a
 class folder without images, or a validation class that training lacks, is an error.
 
@@ -18,7 +19,8 @@ from its full range, palette, CMYK and the rest by Pillow's conversion), resized
 data.image_size x data.image_size, augmented (training split only: `data.augment`, see
 _augment.py) and normalised per channel with the mean/std of the training split. Class
 names and those statistics go into `bundle.state` (saved in checkpoints), so evaluation
-prepares images exactly as training did. With an empty `data.root` the project's
+prepares images exactly as training did, and so does `predict`, from the checkpoint alone
+(`raw_inputs`). With an empty `data.root` the project's
 synthetic images are used instead. This file is yours: `ptgen update` never touches it.
 """
 
@@ -38,6 +40,7 @@ from ..config import ConfigError, option
 from ..tasks import DataSpec
 from . import DataBundle, hold_out, note
 from ._augment import EpochSeeds, augment
+from ._inputs import RawInputs, image_files
 from ._synthetic import SyntheticOptions, make_splits
 
 IMAGE_EXTENSIONS = {".png", ".jpg", ".jpeg", ".bmp", ".gif", ".webp", ".tif", ".tiff"}
@@ -313,9 +316,38 @@ def build(cfg: Options, seed: int, state: dict[str, Any] | None = None) -> DataB
         mean, std = channel_stats(train_files, cfg.image_size, cfg.max_image_pixels)
     size, pixels = cfg.image_size, cfg.max_image_pixels
     spec = DataSpec(num_outputs=len(classes), in_channels=3, image_size=size)
+    test_dir = Path(cfg.root).expanduser() / "test"
+
+    def load_test() -> ImageFolder:
+        by_class = find_images(test_dir)
+        drop_bad_files([by_class], cfg)
+        return ImageFolder(labelled(by_class, classes, "test"), size, mean, std, pixels)
+
     return DataBundle(
         ImageFolder(train_files, size, mean, std, pixels, cfg.augment, cfg.augment_flip, seed),
         ImageFolder(val_files, size, mean, std, pixels),  # evaluation never augments
         spec,
         state={"classes": classes, "mean": mean, "std": std},
+        load_test=load_test if test_dir.is_dir() else None,
     )
+
+
+def raw_inputs(cfg: Options, state: dict[str, Any]) -> RawInputs | None:
+    """Image files, folders or globs, prepared exactly as in training; None for a model
+    trained on the synthetic images (they have no file format)."""
+    if not state:
+        return None
+    mean, std = state["mean"].view(3, 1, 1), state["std"].view(3, 1, 1)  # (3, 1, 1)
+
+    def prepare(path: Path) -> dict[str, torch.Tensor]:
+        image = load_image(path, cfg.image_size, cfg.max_image_pixels)  # (3, S, S)
+        return {"inputs": (image - mean) / std}
+
+    steps = {
+        "read": "any Pillow image, converted to RGB",
+        "resize": [cfg.image_size, cfg.image_size],  # width, height; bilinear
+        "scale": 1 / 255,  # pixel bytes to [0, 1]
+        "normalize": {"mean": state["mean"].tolist(), "std": state["std"].tolist()},
+        "layout": "CHW float32, (pixel * scale - mean) / std per channel",
+    }
+    return RawInputs(lambda sources: image_files(sources, IMAGE_EXTENSIONS), prepare, steps)

@@ -38,6 +38,9 @@ class DataBundle:
     # Makes the training batches from the sampler and batch size (e.g. length bucketing);
     # None: plain batches of consecutive sampler indices.
     batch_sampler: Callable[[ResumableSampler, int], Sampler[list[int]]] | None = None
+    # Builds the test split, when the data has one (`evaluate --split test`); called only
+    # then, so training never reads the test data.
+    load_test: Callable[[], Dataset] | None = None
 
     def train_targets(self) -> torch.Tensor:
         """The training split's targets (class weights, the balanced sampler and the folds
@@ -204,8 +207,18 @@ def build_loaders(
         train = DataLoader(bundle.train, batch_sampler=batches, **common)
     else:
         train = DataLoader(bundle.train, batch_size, sampler=sampler, drop_last=True, **common)
-    val = DataLoader(bundle.val, batch_size, sampler=ShardSampler(bundle.val, info), **common)
-    return train, val, sampler
+    return train, eval_loader(bundle, bundle.val, config, info, device), sampler
+
+
+def eval_loader(
+    bundle: DataBundle, split: Dataset, config: Config, info: DistInfo, device: torch.device
+) -> DataLoader:
+    """Batches of an evaluation split in order, every sample once across ranks."""
+    common = loader_options(config.data.num_workers, device, config.train.seed)
+    sampler = ShardSampler(split, info)
+    return DataLoader(
+        split, config.train.batch_size, sampler=sampler, collate_fn=bundle.collate_fn, **common
+    )
 
 
 def loader_options(num_workers: int, device: torch.device, seed: int) -> dict[str, Any]:

@@ -1,8 +1,9 @@
 """csv: a table from a CSV file (ptgen dataset kind "csv").
 
 `data.root` is either one CSV file (then `data.val_fraction` of the rows is held out,
-the same rows every run) or a folder with train.csv and, optionally, val.csv. The first
-row names the columns; the number to predict is `data.target` (default: the last column).
+the same rows every run) or a folder with train.csv and, optionally, val.csv and test.csv
+(read only by `evaluate --split test`). The first row names the columns;
+the number to predict is `data.target` (default: the last column).
 
 Every other column gets a kind, decided on the training split alone:
   ignored      listed in `data.ignore` (ids, free text, columns that leak the target);
@@ -16,14 +17,16 @@ A cell listed in `data.na_values` is missing: a numeric one takes the training m
 once standardised), a categorical one is unknown, and every column with missing cells in
 training also gets a 0/1 "missing" indicator. Rows whose target is missing are dropped
 (the count is printed).
-The target is standardised too, so predictions are in standard deviations: multiply by
-state["target_std"] and add state["target_mean"] to get the target's own units.
+The target is standardised too (the model predicts standard deviations); the task turns
+predictions and metrics back into the target's own units with state["target_mean"] and
+state["target_std"].
 
 The schema (each column's kind, categories and statistics) goes
 into `bundle.state`, saved in checkpoints, so evaluation encodes rows exactly as training
-did: `encode_features(table, state)` turns any table with those columns into model
-inputs. With an empty `data.root` the project's synthetic table is used instead. This
-file is yours: `ptgen update` never touches it.
+did, and so does `predict` from the checkpoint alone (`raw_inputs`): `encode_features(
+table, state)` turns any table with those columns into model inputs. With an empty
+`data.root` the project's synthetic table is used instead. This file is yours: `ptgen
+update` never touches it.
 """
 
 from __future__ import annotations
@@ -42,6 +45,7 @@ import torch.nn.functional as F
 from ..config import ConfigError, option
 from ..tasks import DataSpec
 from . import DataBundle, TensorDictDataset, hold_out, note, read_text
+from ._inputs import RawInputs, table_rows
 from ._synthetic import SyntheticOptions, make_splits
 
 MIN_CATEGORY_COUNT = 2  # a category seen once cannot be learned: it counts as unknown
@@ -304,4 +308,43 @@ def build(cfg: Options, seed: int, state: dict[str, Any] | None = None) -> DataB
         )
 
     spec = DataSpec(num_outputs=1, num_features=len(state["features"]))
-    return DataBundle(dataset(train), dataset(val), spec, state=state)
+    root = Path(cfg.root).expanduser()
+    test_path = root / "test.csv"
+
+    def load_test() -> TensorDictDataset:
+        return dataset(drop_missing_targets(read_table(test_path), target, set(na_values)))
+
+    test = load_test if root.is_dir() and test_path.is_file() else None
+    return DataBundle(dataset(train), dataset(val), spec, state=state, load_test=test)
+
+
+def raw_inputs(cfg: Options, state: dict[str, Any]) -> RawInputs | None:
+    """Rows of CSV files (the feature columns by name; a target column is ignored), encoded
+    exactly as in training; None for a model trained on the synthetic rows."""
+    if not state:
+        return None
+    names = [column["name"] for column in state["columns"]]
+    na = set(state["na_values"])
+    numeric = [i for i, column in enumerate(state["columns"]) if column["kind"] == "numeric"]
+
+    def prepare(cells: list[str]) -> dict[str, list[str]]:
+        cells = [cell.strip() for cell in cells]  # `names`, in order
+        for i in numeric:
+            if cells[i] not in na and to_number(cells[i]) is None:
+                raise ValueError(f"column {names[i]!r} is not a number: {cells[i]!r}")
+        return {"cells": cells}
+
+    def encode(rows: list[dict[str, list[str]]]) -> dict[str, torch.Tensor]:
+        cells = [row["cells"] for row in rows]  # a batch at a time: rows stream fast
+        table = Table(Path("predict"), names, cells, list(range(1, len(rows) + 1)))
+        return {"inputs": encode_features(table, state)}  # (B, F)
+
+    steps = {  # what encode_features does, for programs that feed an exported model
+        "columns": state["columns"],  # in order: numeric (value - mean) / std, missing cells
+        # taking the mean; categorical one-hot over `categories` (others all zero); then a
+        # 0/1 missing indicator for each column whose "missing" is true
+        "na_values": state["na_values"],
+        "features": state["features"],  # the name of each model input, in order
+        "target": state["target"],
+    }
+    return RawInputs(lambda sources: table_rows(sources, names), prepare, steps, encode)

@@ -11,10 +11,11 @@ both.
 from __future__ import annotations
 
 import functools
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import torch
+import torch.nn.functional as F
 from torch.nn.utils.rnn import pad_sequence
 from torch.utils.data import Dataset, Sampler
 
@@ -24,8 +25,11 @@ from . import DataBundle, ResumableSampler
 PAD_INDEX = 0
 
 
-def pad_collate(batch: list[dict[str, torch.Tensor]]) -> dict[str, torch.Tensor]:
-    """Pad 1-D token tensors to the longest in the batch, with lengths and a padding mask.
+def pad_collate(
+    batch: list[dict[str, torch.Tensor]], length: int | None = None
+) -> dict[str, torch.Tensor]:
+    """Pad 1-D token tensors to the longest in the batch (or to `length`), with lengths and
+    a padding mask; samples without targets (predict's) give a batch without them.
 
     Example, two samples of lengths 3 and 1:
         [{"inputs": tensor([5, 6, 7]), "targets": tensor(1)},
@@ -40,11 +44,15 @@ def pad_collate(batch: list[dict[str, torch.Tensor]]) -> dict[str, torch.Tensor]
     """
     sequences = [item["inputs"] for item in batch]
     inputs = pad_sequence(sequences, batch_first=True, padding_value=PAD_INDEX)  # (B, T)
+    if length is not None:
+        inputs = F.pad(inputs, (0, length - inputs.shape[1]), value=PAD_INDEX)  # (B, length)
     lengths = torch.tensor([len(s) for s in sequences], dtype=torch.long)  # (B,)
     positions = torch.arange(inputs.shape[1])  # (T,)
     padding_mask = positions[None, :] >= lengths[:, None]  # (B, T)
-    targets = torch.stack([item["targets"] for item in batch])  # (B,)
-    return {"inputs": inputs, "lengths": lengths, "padding_mask": padding_mask, "targets": targets}
+    padded = {"inputs": inputs, "lengths": lengths, "padding_mask": padding_mask}
+    if "targets" in batch[0]:
+        padded["targets"] = torch.stack([item["targets"] for item in batch])  # (B,)
+    return padded
 
 
 class PadTo(Dataset):
@@ -108,7 +116,12 @@ class BucketBatchSampler(Sampler[list[int]]):
 
 
 def variable_length(
-    train: Dataset, val: Dataset, spec: DataSpec, bucket: bool, state: dict[str, Any] | None = None
+    train: Dataset,
+    val: Dataset,
+    spec: DataSpec,
+    bucket: bool,
+    state: dict[str, Any] | None = None,
+    load_test: Callable[[], Dataset] | None = None,
 ) -> DataBundle:
     """A bundle whose batches are padded to their own longest sequence (optionally bucketed:
     the lengths are read once from the training split)."""
@@ -116,11 +129,19 @@ def variable_length(
     if bucket:
         lengths = [len(train[i]["inputs"]) for i in range(len(train))]
         batches = functools.partial(BucketBatchSampler, lengths=lengths)
-    return DataBundle(train, val, spec, pad_collate, state or {}, batches)
+    return DataBundle(train, val, spec, pad_collate, state or {}, batches, load_test)
 
 
 def fixed_length(
-    train: Dataset, val: Dataset, spec: DataSpec, length: int, state: dict[str, Any] | None = None
+    train: Dataset,
+    val: Dataset,
+    spec: DataSpec,
+    length: int,
+    state: dict[str, Any] | None = None,
+    load_test: Callable[[], Dataset] | None = None,
 ) -> DataBundle:
     """A bundle whose samples are all padded or cut to `length` tokens."""
-    return DataBundle(PadTo(train, length), PadTo(val, length), spec, state=state or {})
+    test = (lambda: PadTo(load_test(), length)) if load_test else None
+    return DataBundle(
+        PadTo(train, length), PadTo(val, length), spec, state=state or {}, load_test=test
+    )

@@ -2,17 +2,18 @@
 
 `data.root` is one .tsv, .csv or .jsonl file (then `data.val_fraction` of the rows is
 held out, the same rows every run) or a folder with train.tsv|csv|jsonl and, optionally,
-val.tsv|csv|jsonl. In a TSV or CSV file the first row names the columns; in a JSONL file
-every line is one JSON object and the first one's keys name the fields. The label is
-`data.target` (default: the last column), the text is "text" (default: the first other
-column). A line that is not UTF-8, not valid JSON or short of fields is an error naming
-the file and line.
+val.tsv|csv|jsonl and test.tsv|csv|jsonl (read only by `evaluate --split test`). In a TSV
+or CSV file the first row names the columns; in a JSONL file every line is one JSON
+object and the first one's keys name the fields. The label is `data.target` (default:
+the last column), the text is "text" (default: the first other column). A line that is
+not UTF-8, not valid JSON or short of fields is an error naming the file and line.
 
 Text is lower-cased and split into words and punctuation. The vocabulary (index 0 =
 padding, 1 = unknown, then the most frequent training tokens, at most data.vocab_size in
 all) and the label names come from the training split only and go into `bundle.state`,
 saved in checkpoints and reused when `state` is passed back, so evaluation encodes text
-exactly as training did. Sequences are cut to data.max_length tokens and padded to
+exactly as training did, and so does `predict`, from the checkpoint alone (`raw_inputs`).
+Sequences are cut to data.max_length tokens and padded to
 data.max_length in the dataset (fixed length), so batches need no custom collation.
 With an empty `data.root` the project's synthetic sequences are used instead. This
 file is yours: `ptgen update` never touches it.
@@ -21,10 +22,12 @@ file is yours: `ptgen update` never touches it.
 from __future__ import annotations
 
 import csv
+import functools
 import io
 import json
 import re
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -34,7 +37,8 @@ import torch
 from ..config import ConfigError, option
 from ..tasks import DataSpec
 from . import DataBundle, TensorDictDataset, hold_out, read_text
-from ._sequences import fixed_length
+from ._inputs import RawInputs, texts
+from ._sequences import fixed_length, pad_collate
 from ._synthetic import SyntheticOptions, make_splits
 
 UNK_INDEX = 1
@@ -177,7 +181,7 @@ def to_dataset(
     rows: list[tuple[str, str]], state: dict[str, Any], max_length: int, split: str
 ) -> TensorDictDataset:
     index = {token: i for i, token in enumerate(state["vocab"])}
-    label_index = {label: i for i, label in enumerate(state["labels"])}
+    label_index = {label: i for i, label in enumerate(state["classes"])}
     unknown = sorted({label for _, label in rows} - set(label_index))
     if unknown:
         raise ConfigError(f"{split} split has labels not seen in training: {', '.join(unknown)}")
@@ -194,12 +198,18 @@ def build(cfg: Options, seed: int, state: dict[str, Any] | None = None) -> DataB
     if state is None:
         state = {
             "vocab": build_vocab([text for text, _ in train_rows], cfg.vocab_size),
-            "labels": sorted({label for _, label in train_rows}),
+            "classes": sorted({label for _, label in train_rows}),  # the label names
         }
     train = to_dataset(train_rows, state, cfg.max_length, "train")
     val = to_dataset(val_rows, state, cfg.max_length, "val")
-    spec = DataSpec(num_outputs=len(state["labels"]), vocab_size=len(state["vocab"]))
-    return batching(train, val, spec, cfg, state)
+    spec = DataSpec(num_outputs=len(state["classes"]), vocab_size=len(state["vocab"]))
+    root = Path(cfg.root).expanduser()
+    test_path = find_split(root, "test") if root.is_dir() else None
+
+    def load_test() -> TensorDictDataset:
+        return to_dataset(read_rows(test_path, cfg.target), state, cfg.max_length, "test")
+
+    return batching(train, val, spec, cfg, state, load_test if test_path else None)
 
 
 def batching(
@@ -208,6 +218,30 @@ def batching(
     spec: DataSpec,
     cfg: Options,
     state: dict[str, Any],
+    load_test: Callable[[], TensorDictDataset] | None = None,
 ) -> DataBundle:
     """Fixed length: every text padded or cut to data.max_length tokens in the dataset."""
-    return fixed_length(train, val, spec, cfg.max_length, state)
+    return fixed_length(train, val, spec, cfg.max_length, state, load_test)
+
+
+def raw_inputs(cfg: Options, state: dict[str, Any]) -> RawInputs | None:
+    """Texts (lines of a file, or a CSV/TSV/JSONL column), encoded exactly as in training;
+    None for a model trained on the synthetic sequences (they have no text)."""
+    if not state:
+        return None
+    index = {token: i for i, token in enumerate(state["vocab"])}
+
+    def prepare(text: str) -> dict[str, torch.Tensor]:
+        return {"inputs": encode(text, index, cfg.max_length)}  # (T,)
+
+    steps = {
+        "tokenize": {"lowercase": True, "pattern": TOKEN.pattern},  # re.findall(pattern, text)
+        "vocab": state["vocab"],  # token -> its index here; others -> unknown_index
+        "unknown_index": UNK_INDEX,
+        "empty_text": [UNK_INDEX],  # a text without tokens becomes one unknown token
+        "max_length": cfg.max_length,  # longer texts are cut
+        "pad": {"index": 0, "to": cfg.max_length},
+        "lengths": "tokens before padding",
+        "padding_mask": "True where padded",
+    }
+    return RawInputs(texts, prepare, steps, functools.partial(pad_collate, length=cfg.max_length))
