@@ -1,6 +1,6 @@
 """Real-data checks of ptgen's dataset kinds and default models, one command for all:
 
-    PYTHONPATH=src python bench/real_data.py [--out-dir DIR] [--only text|tables|image] [--json PATH]
+    PYTHONPATH=src python bench/real_data.py [--out-dir DIR] [--only PART] [--json PATH]
 
 1. text:   a `transformer` project on four categories of Debian's `fortunes` corpus
            (apt-get install fortunes) vs. the majority-class baseline.
