@@ -171,15 +171,13 @@ def hand_rows(package: str, checkpoint: Path, inputs: list[str], out: Path) -> N
     import torch
 
     model, state, _ = load_model(package, checkpoint)
-    features = state["columns"][:-1]
-    mean, std = state["mean"], state["std"]
-    with open(inputs[0], newline="", encoding="utf-8") as source:
-        rows = list(csv.DictReader(source))
+    table = module(package, "data.csv")  # the kind's own reader and encoder
+    rows = table.read_table(Path(inputs[0]))
+    mean, std = state["target_mean"], state["target_std"]
     with open(out, "w", encoding="utf-8") as handle, torch.inference_mode():
-        for start in range(0, len(rows), 64):
-            chunk = [[float(r[c]) for c in features] for r in rows[start : start + 64]]
-            x = (torch.tensor(chunk) - mean[:-1]) / std[:-1]  # (B, F)
-            values = (model(x) * std[-1] + mean[-1]).flatten().tolist()
+        for start in range(0, len(rows.rows), 64):
+            chunk = rows.subset(list(range(start, min(start + 64, len(rows.rows)))))
+            values = (model(table.encode_features(chunk, state)) * std + mean).flatten().tolist()
             for n, value in enumerate(values):
                 handle.write(json.dumps({"row": start + n + 1, "value": value}) + "\n")
 

@@ -352,7 +352,7 @@ def test_csv_tsv_and_jsonl_give_the_same_rows(tmp_path: Path) -> None:
     for name in ("t.tsv", "t.csv", "t.jsonl"):
         bundle = build_data(Options(name="texts", root=str(tmp_path / name), val_fraction=0.34), 0)
         encoded.append([bundle.train[i]["inputs"].tolist() for i in range(len(bundle.train))])
-        assert bundle.state["labels"] == ["neg", "pos"]
+        assert bundle.state["classes"] == ["neg", "pos"]
     assert encoded[0] == encoded[1] == encoded[2]
 
 
@@ -361,7 +361,7 @@ def test_jsonl_split_files_and_numeric_labels(tmp_path: Path) -> None:
     (tmp_path / "train.jsonl").write_text(f"{good}\n{bad}\n")
     (tmp_path / "val.jsonl").write_text('{"stars": 5, "text": "good"}\n')
     bundle = build_data(Options(name="texts", root=str(tmp_path), target="stars"), 0)
-    assert bundle.state["labels"] == ["1", "5"] and int(bundle.val[0]["targets"]) == 1
+    assert bundle.state["classes"] == ["1", "5"] and int(bundle.val[0]["targets"]) == 1
 
 
 @pytest.mark.parametrize(
