@@ -15,7 +15,6 @@ it at any number of processes, resharding as needed, also in one plain process.
 from __future__ import annotations
 
 import contextlib
-import dataclasses
 import warnings
 from collections.abc import Iterator
 from pathlib import Path
@@ -38,20 +37,18 @@ from torch.distributed.tensor import DTensor
 from .runtime import DistInfo, Precision
 
 
-def shard_model(model: nn.Module, amp: Precision) -> Precision:
+def shard_model(model: nn.Module, amp: Precision) -> None:
     """Shard `model` in place: each repeated block, then the root. With train.amp the
-    blocks compute in amp's dtype through FSDP's policy (gradients are reduced and the
-    outputs returned in float32), so the returned Precision turns autocast off."""
+    weights are gathered in amp's dtype (half the traffic and memory of float32) and
+    gradients reduced in float32; autocast still runs as in one process, for the ops
+    that need float32 (and for a float32 tensor meeting a low-precision weight)."""
     policy = MixedPrecisionPolicy()
     if amp.enabled:
-        policy = MixedPrecisionPolicy(
-            param_dtype=amp.dtype, reduce_dtype=torch.float32, output_dtype=torch.float32
-        )
+        policy = MixedPrecisionPolicy(param_dtype=amp.dtype, reduce_dtype=torch.float32)
     blocks = model.repeated_blocks() if hasattr(model, "repeated_blocks") else []
     for block in blocks:
         fully_shard(block, mp_policy=policy)
     fully_shard(model, mp_policy=policy)
-    return dataclasses.replace(amp, enabled=False)
 
 
 def is_sharded(model: nn.Module) -> bool:

@@ -178,7 +178,7 @@ def build_run(
     model = build_model(config.model, bundle.spec).to(device)  # moved once, before the loop
     amp = precision(device, config.train.amp, config.train.amp_dtype)
     if config.train.strategy == "fsdp" and info.enabled:  # before the optimizer is built on
-        amp = shard_model(model, amp)  # the parameters: sharding replaces them
+        shard_model(model, amp)  # the parameters: sharding replaces them
     train_loader, val_loader, sampler = build_loaders(bundle, config, info, device, sample_weights)
     optimizer = build_optimizer(model, config.train, device)
     steps_per_epoch = len(train_loader) // config.train.grad_accum_steps
