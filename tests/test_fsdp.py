@@ -156,7 +156,9 @@ def test_a_two_process_checkpoint_trains_on_in_one_process_and_back_on_two(
     one = command([], out, "train.batch_size=16", "train.strategy=fsdp", start)
     run(project, [*one, "--set", "train.max_steps=16"])
     assert step_of(out / "last.dcp") == 16
-    run(project, command(TWO, out, "train.batch_size=8", "train.strategy=fsdp", "train.resume=auto"))
+    run(
+        project, command(TWO, out, "train.batch_size=8", "train.strategy=fsdp", "train.resume=auto")
+    )
     assert step_of(out / "last.dcp") == STEPS
     got, want = (sharded_weights(d / "last.dcp", tmp_path) for d in (out, fsdp_run))
     for name, value in want.items():  # resharded: the same training up to float sums

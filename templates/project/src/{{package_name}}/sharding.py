@@ -22,8 +22,8 @@ from pathlib import Path
 import torch
 import torch.distributed as dist
 import torch.distributed.checkpoint as dcp
-from torch.distributed.checkpoint.api import CheckpointException
 from torch import nn
+from torch.distributed.checkpoint.api import CheckpointException
 from torch.distributed.checkpoint.state_dict import (
     get_model_state_dict,
     get_optimizer_state_dict,
@@ -31,24 +31,27 @@ from torch.distributed.checkpoint.state_dict import (
     set_model_state_dict,
     set_optimizer_state_dict,
 )
+from torch.distributed.device_mesh import init_device_mesh
 from torch.distributed.fsdp import FSDPModule, MixedPrecisionPolicy, fully_shard
 from torch.distributed.tensor import DTensor
 
 from .runtime import DistInfo, Precision
 
 
-def shard_model(model: nn.Module, amp: Precision) -> None:
-    """Shard `model` in place: each repeated block, then the root. With train.amp the
+def shard_model(model: nn.Module, amp: Precision, device: torch.device) -> None:
+    """Shard `model` (built in host memory) in place over all processes, moving each unit
+    to `device` as it is sharded: each repeated block, then the root. With train.amp the
     weights are gathered in amp's dtype (half the traffic and memory of float32) and
     gradients reduced in float32; autocast still runs as in one process, for the ops
     that need float32 (and for a float32 tensor meeting a low-precision weight)."""
     policy = MixedPrecisionPolicy()
     if amp.enabled:
         policy = MixedPrecisionPolicy(param_dtype=amp.dtype, reduce_dtype=torch.float32)
+    mesh = init_device_mesh(device.type, (dist.get_world_size(),))
     blocks = model.repeated_blocks() if hasattr(model, "repeated_blocks") else []
     for block in blocks:
-        fully_shard(block, mp_policy=policy)
-    fully_shard(model, mp_policy=policy)
+        fully_shard(block, mesh=mesh, mp_policy=policy)
+    fully_shard(model, mesh=mesh, mp_policy=policy)
 
 
 def is_sharded(model: nn.Module) -> bool:

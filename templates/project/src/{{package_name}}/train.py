@@ -175,10 +175,13 @@ def build_run(
     task, sample_weights = get_task(config.task).for_training(
         config, bundle.train_targets, saved.get("class_weights"), device
     )
-    model = build_model(config.model, bundle.spec).to(device)  # moved once, before the loop
+    model = build_model(config.model, bundle.spec)
     amp = precision(device, config.train.amp, config.train.amp_dtype)
-    if config.train.strategy == "fsdp" and info.enabled:  # before the optimizer is built on
-        shard_model(model, amp)  # the parameters: sharding replaces them
+    if config.train.strategy == "fsdp" and info.enabled:
+        # block by block onto the device, so no device ever holds the whole model; before
+        # the optimizer is built, as sharding replaces the parameters
+        shard_model(model, amp, device)
+    model = model.to(device)  # moved once, before the loop
     train_loader, val_loader, sampler = build_loaders(bundle, config, info, device, sample_weights)
     optimizer = build_optimizer(model, config.train, device)
     steps_per_epoch = len(train_loader) // config.train.grad_accum_steps
@@ -298,5 +301,6 @@ def consolidate(directory: str, output: str) -> dict[str, Any]:
     optimizer = build_optimizer(model, config.train, torch.device("cpu"))
     ckpt.load_model_state(model, checkpoint, directory, config.to_dict(), optimizer)
     weights = {"model_state_dict": model.state_dict()}
-    ckpt.save_checkpoint(out, {**checkpoint, **weights, "optimizer_state_dict": optimizer.state_dict()})
+    optimizer_state = {"optimizer_state_dict": optimizer.state_dict()}
+    ckpt.save_checkpoint(out, {**checkpoint, **weights, **optimizer_state})  # like last.pt
     return {"step": checkpoint["step"], "parameters": sum(p.numel() for p in model.parameters())}
