@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import os
+import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 from ptgen.project import ProjectOptions, new_project
@@ -97,3 +99,17 @@ def fill_disk(disk: Path, leave: int) -> None:
     with open(disk / "filler", "wb") as handle:
         os.posix_fallocate(handle.fileno(), 0, free_bytes(disk) - keep)
     assert free_bytes(disk) == keep
+
+
+def kill_group_once(proc: subprocess.Popen, path: Path, timeout: float = 300) -> None:
+    """SIGKILL the process group of `proc` (started with start_new_session=True: a
+    launcher and its workers) as soon as `path` exists, while the run is still going."""
+    deadline = time.monotonic() + timeout
+    try:
+        while not path.exists():
+            assert proc.poll() is None and time.monotonic() < deadline, f"no {path.name} appeared"
+            time.sleep(0.01)
+        assert proc.poll() is None, "training finished before the kill"
+    finally:
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait()

@@ -12,15 +12,13 @@ from __future__ import annotations
 import csv
 import json
 import os
-import signal
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
 import torch
-from helpers import SLOW_DATASET, generate
+from helpers import SLOW_DATASET, generate, kill_group_once
 from torch.distributed.checkpoint.format_utils import dcp_to_torch_save
 
 pytestmark = pytest.mark.slow
@@ -103,7 +101,7 @@ def test_fsdp_writes_sharded_checkpoints_and_reaches_ddps_weights(
     want = torch.load(ddp / "last.pt", weights_only=True)["model_state_dict"]
     got = sharded_weights(fsdp_run / "last.dcp", tmp_path)
     assert got.keys() == want.keys()
-    for name, value in want.items():  # the same sums, in another order (reduce-scatter)
+    for name, value in want.items():  # the same sums in another order: measured 6e-8
         torch.testing.assert_close(got[name], value, rtol=1e-5, atol=1e-6)
 
 
@@ -117,7 +115,7 @@ def test_accumulation_and_grad_checkpointing_under_fsdp_equal_the_bigger_batch(
     run(project, command(TWO, out, "train.strategy=fsdp", *sets))
     reference = sharded_weights(fsdp_run / "last.dcp", tmp_path)
     got = sharded_weights(out / "last.dcp", tmp_path)
-    for name, value in reference.items():
+    for name, value in reference.items():  # measured: 6e-8
         torch.testing.assert_close(got[name], value, rtol=1e-5, atol=1e-6)
 
 
@@ -130,15 +128,7 @@ def test_sigkilled_fsdp_run_resumes_bit_identically(
         cmd, cwd=project, env=env(project), stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL, start_new_session=True,
     )  # fmt: skip
-    deadline = time.monotonic() + 300
-    try:
-        while not (out / "step-00000006.dcp").exists():
-            assert proc.poll() is None and time.monotonic() < deadline, "no checkpoint appeared"
-            time.sleep(0.01)
-        assert proc.poll() is None, "training finished before the kill"
-    finally:
-        os.killpg(proc.pid, signal.SIGKILL)
-        proc.wait()
+    kill_group_once(proc, out / "step-00000006.dcp")
     assert 6 <= step_of(out / "last.dcp") < STEPS
     resumed = run(project, [*cmd, "--set", "train.resume=auto"])
     assert resumed.stdout.count(f"resuming from {out / 'last.dcp'}") == 1
@@ -161,8 +151,8 @@ def test_a_two_process_checkpoint_trains_on_in_one_process_and_back_on_two(
     )
     assert step_of(out / "last.dcp") == STEPS
     got, want = (sharded_weights(d / "last.dcp", tmp_path) for d in (out, fsdp_run))
-    for name, value in want.items():  # resharded: the same training up to float sums
-        torch.testing.assert_close(got[name], value, rtol=1e-4, atol=1e-5)
+    for name, value in want.items():  # the same training up to float sums: measured 7e-9
+        torch.testing.assert_close(got[name], value, rtol=1e-5, atol=1e-6)
 
 
 def test_consolidated_checkpoint_evaluates_in_one_process_to_the_runs_last_loss(
