@@ -247,7 +247,7 @@ def save(run: Run, stem: str) -> None:
     waits for it."""
     cfg = run.config.train
     path = ckpt.checkpoint_path(run.out_dir, stem, cfg.strategy)
-    state = (
+    state = ckpt.training_state(
         run.scheduler,
         run.precision.scaler,
         run.state,
@@ -257,10 +257,9 @@ def save(run: Run, stem: str) -> None:
         getattr(run.task, "class_weights", None),  # classification: train.class_weights
     )
     if cfg.strategy == "fsdp":
-        training_state = ckpt.training_state(*state)
-        ckpt.save_sharded_if_finite(path, run.model, run.optimizer, training_state, run.info)
+        ckpt.save_sharded_if_finite(path, run.model, run.optimizer, state, run.info)
     elif run.info.is_main:
-        ckpt.save_if_finite(path, ckpt.training_payload(run.model, run.optimizer, *state))
+        ckpt.save_if_finite(path, ckpt.training_payload(run.model, run.optimizer, state))
     barrier(run.info)
 
 

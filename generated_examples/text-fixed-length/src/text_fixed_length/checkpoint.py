@@ -313,21 +313,14 @@ def find_resume_checkpoint(
 
 
 def training_payload(
-    model: torch.nn.Module,
-    optimizer: torch.optim.Optimizer,
-    scheduler: torch.optim.lr_scheduler.LRScheduler,
-    scaler: torch.amp.GradScaler,
-    state: TrainState,
-    config: dict[str, Any],
-    data_state: dict[str, Any],
-    world_size: int = 1,
-    class_weights: torch.Tensor | None = None,
+    model: torch.nn.Module, optimizer: torch.optim.Optimizer, state: dict[str, Any]
 ) -> dict[str, Any]:
-    """Everything needed to continue exactly where training is now."""
+    """Everything needed to continue exactly where training is now: the weights, the
+    optimizer and `state` (`training_state`)."""
     return {
         "model_state_dict": clean_state_dict(model.state_dict()),
         "optimizer_state_dict": optimizer.state_dict(),
-        **training_state(scheduler, scaler, state, config, data_state, world_size, class_weights),
+        **state,
     }
 
 
