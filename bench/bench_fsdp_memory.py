@@ -6,8 +6,9 @@ by the project's own `build_run` (so sharded exactly as `train` shards it): in o
 process, then in 2 gloo processes (one thread each) under ddp and under fsdp. Each
 process reports the bytes it holds of parameters, gradients (just before the optimizer
 step) and AdamW state, and how far its peak resident memory (ru_maxrss) rose above the
-level it had before the model was built; the table shows rank 0's figures and each
-one's ratio to the single process. Writes bench/bench_fsdp_memory.json.
+level it had before the model was built (after `build_run`, and after the steps); the
+table shows rank 0's figures and their ratios to the single process. Writes
+bench/bench_fsdp_memory.json.
 
     python bench/bench_fsdp_memory.py
 """
@@ -56,6 +57,7 @@ def measure(modules: dict[str, Any], overrides: list[str], rank: int, world: int
     config = modules["config"].load_config(None, overrides)
     before = peak_rss_mib()
     run = modules["train"].build_run(config, runtime.DistInfo(rank, world), torch.device("cpu"))
+    built = peak_rss_mib() - before  # the model is whole in each process until it is sharded
     grads, times = 0, []
     for _, batch in zip(range(STEPS), run.train_loader, strict=False):
         start = time.perf_counter()
@@ -69,8 +71,9 @@ def measure(modules: dict[str, Any], overrides: list[str], rank: int, world: int
         "param_bytes": local_bytes(run.model.parameters()),
         "grad_bytes": grads,
         "optimizer_bytes": local_bytes(state),
+        "peak_rss_rise_after_build_mib": round(built, 1),
         "peak_rss_rise_mib": round(peak_rss_mib() - before, 1),
-        "step_s": round(statistics.median(times[1:]), 4),  # the first step warms up
+        "step_s": round(statistics.median(times[1:]), 4),  # noisy: a few steps, shared cores
     }
 
 
