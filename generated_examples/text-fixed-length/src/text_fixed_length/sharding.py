@@ -7,6 +7,10 @@ block runs. Each model declares its repeated blocks (`repeated_blocks()` in its 
 file): they are sharded one by one, then the root takes the rest, so one block at a time
 is whole in memory. A model without the method is sharded as one unit.
 
+torch.compile works on the sharded model, with a graph break at each block's hooks
+(PyTorch traces FSDP's collectives into one graph only with compiled autograd, not used
+here).
+
 A sharded checkpoint is a directory: DCP's files (model and optimizer, one file per
 process) plus `state.pt` (the rest of the training state, written by rank 0). DCP loads
 it at any number of processes, resharding as needed, also in one plain process.
@@ -35,6 +39,7 @@ from torch.distributed.device_mesh import init_device_mesh
 from torch.distributed.fsdp import FSDPModule, MixedPrecisionPolicy, fully_shard
 from torch.distributed.tensor import DTensor
 
+from .config import ConfigError
 from .runtime import DistInfo, Precision
 
 
@@ -44,6 +49,11 @@ def shard_model(model: nn.Module, amp: Precision, device: torch.device) -> None:
     weights are gathered in amp's dtype (half the traffic and memory of float32) and
     gradients reduced in float32; autocast still runs as in one process, for the ops
     that need float32 (and for a float32 tensor meeting a low-precision weight)."""
+    if amp.scaler.is_enabled():  # float16 on CUDA
+        raise ConfigError(
+            "train.strategy=fsdp needs train.amp_dtype=bfloat16 with train.amp: the float16 "
+            "GradScaler checks for overflow in each process's shards alone"
+        )
     policy = MixedPrecisionPolicy()
     if amp.enabled:
         policy = MixedPrecisionPolicy(param_dtype=amp.dtype, reduce_dtype=torch.float32)
