@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import subprocess
@@ -101,9 +102,21 @@ def fill_disk(disk: Path, leave: int) -> None:
     assert free_bytes(disk) == keep
 
 
-def kill_group_once(proc: subprocess.Popen, path: Path, timeout: float = 300) -> None:
-    """SIGKILL the process group of `proc` (started with start_new_session=True: a
-    launcher and its workers) as soon as `path` exists, while the run is still going."""
+def process_tree(pid: int) -> list[int]:
+    """`pid` and every process below it (Linux /proc), parents first."""
+    tree, i = [pid], 0
+    while i < len(tree):
+        for children in Path(f"/proc/{tree[i]}/task").glob("*/children"):
+            with contextlib.suppress(OSError):  # a process that has just ended
+                tree += [int(child) for child in children.read_text().split()]
+        i += 1
+    return tree
+
+
+def kill_tree_once(proc: subprocess.Popen, path: Path, timeout: float = 300) -> None:
+    """SIGKILL `proc` and every process below it as soon as `path` exists, while the run
+    is still going: a crash of the whole job. torchrun starts each worker in a session of
+    its own, so killing the launcher's process group alone would leave them training."""
     deadline = time.monotonic() + timeout
     try:
         while not path.exists():
@@ -111,5 +124,7 @@ def kill_group_once(proc: subprocess.Popen, path: Path, timeout: float = 300) ->
             time.sleep(0.01)
         assert proc.poll() is None, "training finished before the kill"
     finally:
-        os.killpg(proc.pid, signal.SIGKILL)
+        for pid in process_tree(proc.pid):
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGKILL)
         proc.wait()

@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 import torch
-from helpers import SLOW_DATASET, generate, kill_group_once
+from helpers import SLOW_DATASET, generate, kill_tree_once
 from torch.distributed.checkpoint.format_utils import dcp_to_torch_save
 
 pytestmark = pytest.mark.slow
@@ -96,6 +96,10 @@ def test_fsdp_writes_sharded_checkpoints_and_reaches_ddps_weights(
         ".metadata", "__0_0.distcp", "__1_0.distcp", "state.pt"  # one shard file per rank
     ]  # fmt: skip
     assert step_of(fsdp_run / "last.dcp") == STEPS
+    rows = list(csv.DictReader(open(fsdp_run / "metrics.csv", encoding="utf-8")))
+    keys = [(row["step"], row["split"]) for row in rows]
+    assert len(keys) == len(set(keys))  # rank 0 alone records
+    assert [step for step, split in keys if split == "val"] == ["6", "12", "18"]
     ddp = tmp_path / "ddp"
     run(project, command(TWO, ddp, "train.batch_size=8", "train.strategy=ddp"))
     want = torch.load(ddp / "last.pt", weights_only=True)["model_state_dict"]
@@ -124,11 +128,10 @@ def test_sigkilled_fsdp_run_resumes_bit_identically(
 ) -> None:
     out = tmp_path / "run"
     cmd = command(TWO, out, "train.batch_size=8", "train.strategy=fsdp")
-    proc = subprocess.Popen(  # a session of its own: the launcher and both workers die together
-        cmd, cwd=project, env=env(project), stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL, start_new_session=True,
-    )  # fmt: skip
-    kill_group_once(proc, out / "step-00000006.dcp")
+    proc = subprocess.Popen(
+        cmd, cwd=project, env=env(project), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+    )
+    kill_tree_once(proc, out / "step-00000006.dcp")
     assert 6 <= step_of(out / "last.dcp") < STEPS
     resumed = run(project, [*cmd, "--set", "train.resume=auto"])
     assert resumed.stdout.count(f"resuming from {out / 'last.dcp'}") == 1
