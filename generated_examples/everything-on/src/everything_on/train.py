@@ -12,6 +12,7 @@ schedule's drop, best.pt and last.pt. The monitor only records what it is handed
 from __future__ import annotations
 
 import contextlib
+import gc
 import sys
 from dataclasses import dataclass
 from pathlib import Path
@@ -68,7 +69,12 @@ def fit(config: Config, fold: tuple[list[int], list[int]] | None = None) -> dict
         with ckpt.run_lock(out_dir) if info.is_main else contextlib.nullcontext():
             run = build_run(config, info, device, fold)
             with run.signals.installed():  # from here on a stop signal ends the run cleanly
-                return train(run)
+                result = train(run)
+            # Free DDP's reducer while the process group lives: when the reducer drops the
+            # last reference to a gloo group, the teardown deadlocks now and then.
+            del run
+            gc.collect()
+            return result
 
 
 def train(run: Run) -> dict[str, Any]:
