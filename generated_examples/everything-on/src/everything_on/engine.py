@@ -78,7 +78,7 @@ def evaluate(
     was_training = model.training
     model.eval()  # dropout off, batch-norm running statistics
     totals = torch.zeros(2 + len(task.sums), device=device)  # loss sum, count, metric sums
-    spare = spare_forwards(model, len(loader), info)
+    spare = spare_forwards(model, len(loader), info, device)
     for batch in loader:
         batch = to_device(batch, device)
         with precision.autocast():

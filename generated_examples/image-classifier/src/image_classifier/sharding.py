@@ -79,12 +79,12 @@ def no_gradient_sync(model: FSDPModule) -> Iterator[None]:
         model.set_requires_gradient_sync(True)
 
 
-def spare_forwards(model: nn.Module, batches: int, info: DistInfo) -> int:
+def spare_forwards(model: nn.Module, batches: int, info: DistInfo, device: torch.device) -> int:
     """Forward passes this rank must add so that it runs as many as the busiest rank: each
     forward of a sharded model all-gathers weights, which every rank must join."""
     if not (info.enabled and is_sharded(model)):
         return 0
-    most = torch.tensor([batches])
+    most = torch.tensor([batches], device=device)  # NCCL reduces device tensors only
     dist.all_reduce(most, op=dist.ReduceOp.MAX)
     return int(most.item()) - batches
 
@@ -92,7 +92,8 @@ def spare_forwards(model: nn.Module, batches: int, info: DistInfo) -> int:
 def all_finite(model: nn.Module, info: DistInfo) -> bool:
     """Whether every process's shards of the weights are finite (all ranks agree)."""
     local = [p.to_local() if isinstance(p, DTensor) else p for p in model.parameters()]
-    bad = torch.tensor([sum(not bool(t.isfinite().all()) for t in local)])
+    count = sum(not bool(t.isfinite().all()) for t in local)
+    bad = torch.tensor([count], device=local[0].device)  # NCCL reduces device tensors only
     if info.enabled:
         dist.all_reduce(bad)
     return int(bad.item()) == 0
