@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
+import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 from ptgen.project import ProjectOptions, new_project
@@ -101,3 +104,31 @@ def fill_disk(disk: Path, leave: int) -> None:
     with open(disk / "filler", "wb") as handle:
         os.posix_fallocate(handle.fileno(), 0, free_bytes(disk) - keep)
     assert free_bytes(disk) == keep
+
+
+def process_tree(pid: int) -> list[int]:
+    """`pid` and every process below it (Linux /proc), parents first."""
+    tree, i = [pid], 0
+    while i < len(tree):
+        for children in Path(f"/proc/{tree[i]}/task").glob("*/children"):
+            with contextlib.suppress(OSError):  # a process that has just ended
+                tree += [int(child) for child in children.read_text().split()]
+        i += 1
+    return tree
+
+
+def kill_tree_once(proc: subprocess.Popen, path: Path, timeout: float = 300) -> None:
+    """SIGKILL `proc` and every process below it as soon as `path` exists, while the run
+    is still going: a crash of the whole job. torchrun starts each worker in a session of
+    its own, so killing the launcher's process group alone would leave them training."""
+    deadline = time.monotonic() + timeout
+    try:
+        while not path.exists():
+            assert proc.poll() is None and time.monotonic() < deadline, f"no {path.name} appeared"
+            time.sleep(0.01)
+        assert proc.poll() is None, "training finished before the kill"
+    finally:
+        for pid in process_tree(proc.pid):
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGKILL)
+        proc.wait()

@@ -22,7 +22,7 @@ from typing import Any
 
 import pytest
 import torch
-from helpers import SLOW_DATASET, generate
+from helpers import SLOW_DATASET, generate, kill_tree_once
 from torch.utils.data import DistributedSampler
 
 pytestmark = pytest.mark.slow
@@ -212,18 +212,8 @@ def test_sigkilled_ddp_run_resumes_on_every_rank_exactly(
     project: Path, ddp_run: tuple[Path, subprocess.CompletedProcess[str]], tmp_path: Path
 ) -> None:
     out = tmp_path / "run"
-    proc = launch(  # in a session of its own: the launcher and both workers die together
-        project, out, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True
-    )
-    deadline = time.monotonic() + 300
-    try:
-        while not (out / "step-00000006.pt").exists():
-            assert proc.poll() is None and time.monotonic() < deadline, "no checkpoint appeared"
-            time.sleep(0.01)
-        assert proc.poll() is None, "training finished before the kill"
-    finally:
-        os.killpg(proc.pid, signal.SIGKILL)
-        proc.wait()
+    proc = launch(project, out, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    kill_tree_once(proc, out / "step-00000006.pt")
     killed_at = torch.load(out / "last.pt", weights_only=True)["step"]
     assert 6 <= killed_at < 3 * STEPS_PER_EPOCH
     resumed = run(project, command(STANDALONE, out, "train.batch_size=8", "train.resume=auto"))

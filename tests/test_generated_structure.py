@@ -122,7 +122,8 @@ def test_every_decision_of_the_loop_is_in_one_function(default_project: Path) ->
         "prepare_model",
         "check_finite",
         "save",
-        "evaluate_checkpoint",
+        "trained_model",
+        "consolidate",
     }
 
 

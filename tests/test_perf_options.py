@@ -63,9 +63,8 @@ def payload(model):
     optimizer = torch.optim.AdamW(model.parameters())
     scheduler = torch.optim.lr_scheduler.LambdaLR(optimizer, lambda step: 1.0)
     scaler = torch.amp.GradScaler("cpu", enabled=False)
-    return ckpt.training_payload(
-        model, optimizer, scheduler, scaler, TrainState(), config.to_dict(), {{}}
-    )
+    state = ckpt.training_state(scheduler, scaler, TrainState(), config.to_dict(), {{}})
+    return ckpt.training_payload(model, optimizer, state)
 
 
 def fresh(seed):

@@ -1,4 +1,9 @@
-"""Checkpoints: full training state, atomic writes, safe (`weights_only=True`) loads."""
+"""Checkpoints: full training state, atomic writes, safe (`weights_only=True`) loads.
+
+A checkpoint is one file (`last.pt`), or under train.strategy=fsdp a directory of shards
+(`last.dcp/`, see sharding.py) that is written under a temporary name and then renamed,
+so a crash never leaves a half checkpoint under a name that resume=auto would pick.
+"""
 
 from __future__ import annotations
 
@@ -8,6 +13,7 @@ import errno
 import os
 import random
 import re
+import shutil
 import sys
 from collections.abc import Callable, Iterator
 from dataclasses import asdict, dataclass, fields
@@ -17,10 +23,15 @@ from typing import Any
 import numpy as np
 import torch
 
+from . import sharding
 from .models import unwrap
+from .runtime import DistInfo, barrier
 from .tasks import DataSpec
 
 REQUIRED_KEYS = ("model_state_dict", "optimizer_state_dict", "epoch", "step", "config")
+SHARDED_KEYS = ("epoch", "step", "config")  # state.pt of a sharded checkpoint; DCP holds the rest
+STATE_FILE = "state.pt"  # in a sharded checkpoint: everything but the model and optimizer
+SUFFIXES = (".pt", ".dcp")  # a checkpoint file; a sharded checkpoint directory
 _WRAPPER_PREFIX = re.compile(r"^(?:_orig_mod\.|module\.)+")
 
 
@@ -126,6 +137,61 @@ def warn_stderr(message: str) -> None:
     print(message, file=sys.stderr)
 
 
+def checkpoint_path(out_dir: Path, stem: str, strategy: str) -> Path:
+    """`out_dir/STEM.pt`, or `out_dir/STEM.dcp` (a directory) under train.strategy=fsdp."""
+    return out_dir / f"{stem}{SUFFIXES[strategy == 'fsdp']}"
+
+
+def save_sharded_if_finite(
+    path: Path,
+    model: torch.nn.Module,
+    optimizer: torch.optim.Optimizer,
+    state: dict[str, Any],
+    info: DistInfo,
+) -> bool:
+    """Every rank writes its shards into a temporary directory; rank 0 adds state.pt and
+    renames it to `path`. Unless the weights hold NaN/inf: the last good one then stays."""
+    if not sharding.all_finite(model, info):
+        if info.is_main:
+            warn_stderr(
+                f"warning: not saving {path}: non-finite weights at step {state['step']}; "
+                "the previous checkpoint is kept"
+            )
+        return False
+    tmp = path.with_name(f".{path.name}.tmp")  # the same name on every rank
+    if info.is_main:
+        shutil.rmtree(tmp, ignore_errors=True)  # a killed run's leftovers
+    barrier(info)
+    try:
+        sharding.save_sharded(tmp, model, optimizer)
+        if info.is_main:
+            save_checkpoint(tmp / STATE_FILE, state)
+            _replace_directory(tmp, path)
+    except (OSError, RuntimeError) as exc:
+        raise CheckpointError(
+            f"cannot write {path}: {_write_failure(exc, path.parent)}; the previous one is kept"
+        ) from None
+    return True
+
+
+def _replace_directory(new: Path, path: Path) -> None:
+    """Put the complete directory `new` at `path`. A directory cannot replace another in
+    one rename: the old one moves aside first, so a crash between the two renames leaves
+    no `path` (resume=auto then takes the newest step checkpoint, or best), never half."""
+    old = path.with_name(f".{path.name}.old.tmp")
+    if path.exists():
+        shutil.rmtree(old, ignore_errors=True)
+        os.replace(path, old)
+    os.replace(new, path)
+    shutil.rmtree(old, ignore_errors=True)
+    if sys.platform != "win32":  # make the renames durable
+        fd = os.open(path.parent, os.O_RDONLY)
+        try:
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+
+
 def save_if_finite(path: str | Path, payload: dict[str, Any]) -> bool:
     """save_checkpoint, unless the weights hold NaN/inf: the last good file then stays."""
     weights = payload["model_state_dict"].items()
@@ -141,14 +207,30 @@ def save_if_finite(path: str | Path, payload: dict[str, Any]) -> bool:
 
 
 def load_checkpoint(path: str | Path, map_location: str | torch.device = "cpu") -> dict[str, Any]:
-    """Load with `weights_only=True`; any damaged or foreign file raises CheckpointError."""
+    """Load with `weights_only=True`; any damaged or foreign file raises CheckpointError.
+    Of a sharded checkpoint directory only state.pt is read (the weights load later)."""
     path = Path(path)
+    required, file = REQUIRED_KEYS, path
+    if path.is_dir():
+        required, file = SHARDED_KEYS, path / STATE_FILE
+        if not (path / ".metadata").is_file():
+            raise CheckpointError(f"{path}: not a sharded checkpoint (no .metadata)")
+    checkpoint = _read(file, map_location)
+    if not isinstance(checkpoint, dict) or any(k not in checkpoint for k in required):
+        raise CheckpointError(
+            f"{path}: not a training checkpoint of this project "
+            f"(needs keys {', '.join(required)})"
+        )
+    return checkpoint
+
+
+def _read(path: Path, map_location: str | torch.device) -> Any:
     if not path.is_file():
         raise CheckpointError(f"{path}: no such checkpoint file")
     if path.stat().st_size == 0:
         raise CheckpointError(f"{path}: file is empty (0 bytes)")
     try:
-        checkpoint = torch.load(path, map_location=map_location, weights_only=True)
+        return torch.load(path, map_location=map_location, weights_only=True)
     except Exception as exc:  # torch raises several types for damaged files
         text = str(exc)
         if "Unsupported global" in text:  # a pickle of arbitrary objects: never run it
@@ -158,24 +240,27 @@ def load_checkpoint(path: str | Path, map_location: str | torch.device = "cpu") 
         else:
             reason = text.strip().splitlines()[0]
         raise CheckpointError(f"{path}: not a readable checkpoint ({reason})") from None
-    if not isinstance(checkpoint, dict) or any(k not in checkpoint for k in REQUIRED_KEYS):
-        raise CheckpointError(
-            f"{path}: not a training checkpoint of this project "
-            f"(needs keys {', '.join(REQUIRED_KEYS)})"
-        )
-    return checkpoint
 
 
 def load_model_state(
-    model: torch.nn.Module, checkpoint: dict[str, Any], path: str | Path, config: dict[str, Any]
+    model: torch.nn.Module,
+    checkpoint: dict[str, Any],
+    path: str | Path,
+    config: dict[str, Any],
+    optimizer: torch.optim.Optimizer | None = None,
 ) -> None:
     """Load weights (either prefix style), explaining a mismatch by the config keys that differ.
 
     The weights go into the plain module, also when `model` is wrapped by torch.compile
-    or DDP, so a checkpoint moves freely between compiled and plain models.
+    or DDP, so a checkpoint moves freely between compiled and plain models. A sharded
+    checkpoint directory loads into a sharded or a plain model (with `optimizer`: its
+    state too), at any number of processes.
     """
     try:
-        unwrap(model).load_state_dict(clean_state_dict(checkpoint["model_state_dict"]))
+        if Path(path).is_dir():
+            sharding.load_sharded(Path(path), unwrap(model), optimizer)
+        else:
+            unwrap(model).load_state_dict(clean_state_dict(checkpoint["model_state_dict"]))
     except RuntimeError as exc:
         saved = checkpoint.get("config", {})
         changed = [
@@ -189,13 +274,28 @@ def load_model_state(
 
 
 def step_checkpoints(out_dir: Path) -> list[Path]:
-    """Step checkpoints, newest first."""
-    return sorted(out_dir.glob("step-*.pt"), reverse=True)
+    """Step checkpoints (files and sharded directories), newest first."""
+    found = [path for suffix in SUFFIXES for path in out_dir.glob(f"step-*{suffix}")]
+    return sorted(found, key=lambda path: path.stem, reverse=True)
+
+
+def named_checkpoints(out_dir: Path, stem: str) -> list[Path]:
+    """out_dir/STEM.pt and out_dir/STEM.dcp that exist, newest first (a run can change
+    train.strategy when it resumes)."""
+    found = [path for path in (out_dir / f"{stem}{suffix}" for suffix in SUFFIXES) if path.exists()]
+    return sorted(found, key=lambda path: path.stat().st_mtime, reverse=True)
+
+
+def remove_checkpoint(path: Path) -> None:
+    if path.is_dir():
+        shutil.rmtree(path, ignore_errors=True)
+    else:
+        path.unlink(missing_ok=True)
 
 
 def prune_step_checkpoints(out_dir: Path, keep_last: int) -> None:
     for old in step_checkpoints(out_dir)[max(keep_last, 0) :]:
-        old.unlink(missing_ok=True)
+        remove_checkpoint(old)
 
 
 def find_resume_checkpoint(
@@ -203,12 +303,10 @@ def find_resume_checkpoint(
 ) -> tuple[Path, dict[str, Any]] | None:
     """The newest checkpoint in out_dir that loads; damaged ones are skipped with a warning.
 
-    last.pt is written first at every checkpoint, so it is the newest unless damaged;
-    then the step checkpoints, newest first. Only one checkpoint is held in memory.
+    last.pt (last.dcp) is written first at every checkpoint, so it is the newest unless
+    damaged; then the step checkpoints, newest first. Only one is held in memory.
     """
-    for path in [out_dir / "last.pt", *step_checkpoints(out_dir)]:
-        if not path.exists():
-            continue
+    for path in [*named_checkpoints(out_dir, "last"), *step_checkpoints(out_dir)]:
         try:
             return path, load_checkpoint(path)
         except CheckpointError as exc:
@@ -217,8 +315,18 @@ def find_resume_checkpoint(
 
 
 def training_payload(
-    model: torch.nn.Module,
-    optimizer: torch.optim.Optimizer,
+    model: torch.nn.Module, optimizer: torch.optim.Optimizer, state: dict[str, Any]
+) -> dict[str, Any]:
+    """Everything needed to continue exactly where training is now: the weights, the
+    optimizer and `state` (`training_state`)."""
+    return {
+        "model_state_dict": clean_state_dict(model.state_dict()),
+        "optimizer_state_dict": optimizer.state_dict(),
+        **state,
+    }
+
+
+def training_state(
     scheduler: torch.optim.lr_scheduler.LRScheduler,
     scaler: torch.amp.GradScaler,
     state: TrainState,
@@ -228,11 +336,9 @@ def training_payload(
     class_weights: torch.Tensor | None = None,
     data_spec: DataSpec | None = None,
 ) -> dict[str, Any]:
-    """Everything needed to continue exactly where training is now (and, with the data's
-    spec and state, to rebuild the model for predict and export without the data)."""
+    """The training state besides the model and optimizer (a sharded checkpoint's state.pt),
+    with the data's spec and state, so predict and export rebuild the model without data."""
     return {
-        "model_state_dict": clean_state_dict(model.state_dict()),
-        "optimizer_state_dict": optimizer.state_dict(),
         "scheduler_state_dict": scheduler.state_dict(),
         "scaler_state_dict": scaler.state_dict(),
         **asdict(state),  # epoch, step, batch_in_epoch, best_metric, ...
@@ -256,10 +362,17 @@ def restore_training(
     world_size: int = 1,
 ) -> TrainState:
     """Load every state into the live objects; returns where training was."""
-    load_model_state(model, checkpoint, path, config)
+    sharded = Path(path).is_dir()
+    if sharding.is_sharded(unwrap(model)) and not sharded:
+        raise CheckpointError(
+            f"{path}: train.strategy=fsdp resumes from a sharded checkpoint (a .dcp "
+            "directory); continue this one with train.strategy=ddp"
+        )
     check_global_batch(checkpoint, path, config["train"]["batch_size"] * world_size)
+    load_model_state(model, checkpoint, path, config, optimizer if sharded else None)
     try:
-        optimizer.load_state_dict(checkpoint["optimizer_state_dict"])
+        if not sharded:
+            optimizer.load_state_dict(checkpoint["optimizer_state_dict"])
         scheduler.load_state_dict(checkpoint["scheduler_state_dict"])
         scaler.load_state_dict(checkpoint["scaler_state_dict"])
         set_rng_state(checkpoint["rng_state"])
@@ -294,7 +407,7 @@ def resolve_resume(
     auto never starts afresh over a run: with last.pt and every step checkpoint damaged it
     falls back to best.pt, and refuses when no checkpoint there loads at all."""
     if choice == "":
-        if (out_dir / "last.pt").exists():
+        if named_checkpoints(out_dir, "last"):
             raise CheckpointError(
                 f"{out_dir} already holds a run; continue it with --set train.resume=auto "
                 "or choose another --set train.out_dir=..."
@@ -306,15 +419,15 @@ def resolve_resume(
     found = find_resume_checkpoint(out_dir, warn=warn)
     if found is not None:
         return found
-    if (out_dir / "best.pt").exists():
+    for path in named_checkpoints(out_dir, "best"):
         try:
-            path, checkpoint = out_dir / "best.pt", load_checkpoint(out_dir / "best.pt")
+            checkpoint = load_checkpoint(path)
         except CheckpointError as exc:
             warn(f"warning: skipping damaged checkpoint {exc}")
         else:
             warn(f"warning: resuming from {path} (step {checkpoint['step']}): nothing newer loads")
             return path, checkpoint
-    damaged = sorted(p.name for p in out_dir.glob("*.pt"))
+    damaged = sorted(p.name for suffix in SUFFIXES for p in out_dir.glob(f"*{suffix}"))
     if damaged:
         raise CheckpointError(
             f"{out_dir} holds a run but none of its checkpoints loads ({', '.join(damaged)}); "
@@ -354,7 +467,7 @@ def run_lock(out_dir: Path) -> Iterator[None]:
         handle.write(str(os.getpid()))
         handle.flush()
         for stale in out_dir.glob(".*.tmp"):  # no other writer can be alive now
-            stale.unlink(missing_ok=True)
+            remove_checkpoint(stale)
         try:
             yield
         finally:

@@ -154,7 +154,7 @@ class StepProfiler:
 
 class MlflowRecorder:
     """train.logger=mlflow: the resolved config as params, every metrics row as metrics,
-    and best.pt, last.pt and config.toml as artifacts, in one MLflow run per out_dir.
+    and best.pt, last.pt (or .dcp) and config.toml as artifacts, one MLflow run per out_dir.
 
     The store is MLFLOW_TRACKING_URI when set (a tracking server), else a SQLite database in
     mlruns/ of the working directory, with the artifacts beside it.
@@ -216,9 +216,12 @@ class MlflowRecorder:
         self.client.log_batch(self.run_id, metrics=metrics)
 
     def close(self, interrupted: bool) -> None:
-        for name in ("best.pt", "last.pt", "config.toml"):
-            if (self.out_dir / name).exists():
-                self.client.log_artifact(self.run_id, str(self.out_dir / name))
+        for name in ("best.pt", "last.pt", "best.dcp", "last.dcp", "config.toml"):
+            path = self.out_dir / name
+            if path.is_dir():  # a sharded checkpoint (train.strategy=fsdp)
+                self.client.log_artifacts(self.run_id, str(path), name)
+            elif path.exists():
+                self.client.log_artifact(self.run_id, str(path))
         self.client.set_terminated(self.run_id, "KILLED" if interrupted else "FINISHED")
 
 

@@ -98,6 +98,11 @@ class TrainConfig:
     seed: int = option(42, "seeds python, numpy, torch and data workers", low=0, high=2**32 - 1)
     deterministic: bool = option(False, "deterministic kernels (slower); cudnn.benchmark off")
     device: str = option("auto", "where to train", choices=("auto", "cpu", "cuda", "mps"))
+    strategy: str = option(
+        "auto",
+        "under torchrun: ddp (auto) copies the model, fsdp shards it (.dcp checkpoints)",
+        choices=("auto", "ddp", "fsdp"),
+    )
     out_dir: str = option("runs/default", "checkpoints, metrics.csv and the resolved config")
     resume: str = option("", '"" fresh, auto (newest valid checkpoint in out_dir) or a PATH')
     checkpoint_every: int = option(0, "also checkpoint every N steps (0: epoch ends only)", low=0)

@@ -16,24 +16,22 @@ from typing import Any
 from torch.utils.data import Dataset
 
 from . import checkpoint as ckpt
-from .config import ConfigError, DataConfig, config_from_dict, load_config
-from .data import DataBundle, build_data, eval_loader
+from .config import ConfigError, DataConfig
+from .data import DataBundle, eval_loader
 from .engine import evaluate
-from .models import build_model
 from .monitor import format_metrics
 from .runtime import DistInfo, get_device, precision
 from .tasks import get_task
+from .train import trained_model
 
 
 def evaluate_checkpoint(
     path: str, config_file: str | None, overrides: list[str], split: str = "val"
 ) -> dict[str, Any]:
-    """Evaluate a checkpoint with the config it was trained with (plus any overrides)."""
-    checkpoint = ckpt.load_checkpoint(path)
-    config = load_config(config_file, overrides, base=config_from_dict(checkpoint["config"]))
+    """Evaluate a checkpoint (a file, or a sharded directory loaded in this one process)
+    with the config it was trained with (plus any overrides)."""
+    checkpoint, config, bundle, model = trained_model(path, config_file, overrides)
     device = get_device(config.train.device)
-    bundle = build_data(config.data, config.train.seed, checkpoint.get("data_state"))
-    model = build_model(config.model, bundle.spec)
     ckpt.load_model_state(model, checkpoint, path, config.to_dict())
     model.to(device)
     loader = eval_loader(bundle, split_of(bundle, split, config.data), config, DistInfo(), device)

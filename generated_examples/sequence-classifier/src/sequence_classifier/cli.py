@@ -1,5 +1,5 @@
 """Command line: `python -m <package> train | evaluate | predict | export | smoke | plot |
-defaults | sweep | repeat | cv`."""
+defaults | sweep | repeat | cv | consolidate`."""
 
 from __future__ import annotations
 
@@ -39,7 +39,9 @@ def build_parser() -> argparse.ArgumentParser:
     add("train", "Train a model; also runs under `torchrun --nproc_per_node=N`.")
     evaluate = add("evaluate", "Evaluate a checkpoint on the validation or test split.")
     evaluate.add_argument(
-        "--checkpoint", required=True, help="checkpoint file, e.g. runs/default/best.pt"
+        "--checkpoint",
+        required=True,
+        help="checkpoint file, e.g. runs/default/best.pt, or a sharded one (best.dcp)",
     )
     evaluate.add_argument(
         "--split", choices=("val", "test"), default="val", help="the split to score (default: val)"
@@ -87,6 +89,15 @@ def build_parser() -> argparse.ArgumentParser:
     cv.add_argument("--folds", type=positive, required=True, help="number of folds, K >= 2")
     cv.add_argument("--seed", type=int, help="seed of the fold assignment (default: train.seed)")
     cv.add_argument("--out", default="runs/cv", help="folder of the runs")
+    consolidate = commands.add_parser(
+        "consolidate",
+        help="Write a sharded checkpoint (train.strategy=fsdp) as one file.",
+        description="Gather a sharded checkpoint directory (train.strategy=fsdp, e.g. "
+        "runs/default/best.dcp) into one checkpoint file, in this one process: evaluate, "
+        "resume and any single process load it like last.pt.",
+    )
+    consolidate.add_argument("--checkpoint", required=True, help="a .dcp checkpoint directory")
+    consolidate.add_argument("--output", required=True, help="the file to write, e.g. best.pt")
     return parser
 
 
@@ -126,6 +137,11 @@ def main(argv: list[str] | None = None) -> int:
             from .plot import plot_metrics
 
             print(f"wrote {plot_metrics(args.run_dir, args.output)}")
+        elif args.command == "consolidate":
+            from .train import consolidate
+
+            done = consolidate(args.checkpoint, args.output)
+            print(f"wrote {args.output}: step {done['step']}, {done['parameters']:,} parameters")
         elif args.command == "evaluate":
             from .evaluate import evaluate_checkpoint, format_report, write_reports
 

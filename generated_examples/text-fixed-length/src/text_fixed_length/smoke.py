@@ -99,11 +99,10 @@ def stage_evaluate(config: Config) -> str:
 
 
 def stage_checkpoint(config: Config) -> str:
-    path = Path(config.train.out_dir) / "last.pt"
+    path = ckpt.checkpoint_path(Path(config.train.out_dir), "last", config.train.strategy)
     checkpoint = ckpt.load_checkpoint(path)  # weights_only=True
-    prefixed = [
-        k for k in checkpoint["model_state_dict"] if k.startswith(("_orig_mod.", "module."))
-    ]
+    weights = checkpoint.get("model_state_dict", {})  # a sharded one (.dcp) keeps them in DCP
+    prefixed = [k for k in weights if k.startswith(("_orig_mod.", "module."))]
     if prefixed:
         raise AssertionError(f"state dict keys carry wrapper prefixes: {prefixed[:3]}")
     target = checkpoint["step"] + 2

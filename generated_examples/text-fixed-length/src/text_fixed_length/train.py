@@ -12,6 +12,7 @@ schedule's drop, best.pt and last.pt. The monitor only records what it is handed
 from __future__ import annotations
 
 import contextlib
+import gc
 import sys
 from dataclasses import dataclass
 from pathlib import Path
@@ -22,13 +23,14 @@ from torch import nn
 from torch.utils.data import DataLoader
 
 from . import checkpoint as ckpt
-from .config import Config, to_toml
-from .data import ResumableSampler, build_data, build_loaders
+from .config import Config, config_from_dict, load_config, to_toml
+from .data import DataBundle, ResumableSampler, build_data, build_loaders
 from .engine import evaluate, forward_backward, no_sync, optimizer_step, to_device
 from .models import build_model, unwrap
 from .monitor import LossSummary, Monitor
 from .optim import build_optimizer, build_scheduler, lower_lr
 from .runtime import DistInfo, Precision, barrier, distributed, precision, set_seed
+from .sharding import shard_model
 from .stopping import StopSignals, improves
 from .tasks import DataSpec, Task, get_task
 
@@ -68,7 +70,12 @@ def fit(config: Config, fold: tuple[list[int], list[int]] | None = None) -> dict
         with ckpt.run_lock(out_dir) if info.is_main else contextlib.nullcontext():
             run = build_run(config, info, device, fold)
             with run.signals.installed():  # from here on a stop signal ends the run cleanly
-                return train(run)
+                result = train(run)
+            # Free DDP's reducer while the process group lives: when the reducer drops the
+            # last reference to a gloo group, the teardown deadlocks now and then.
+            del run
+            gc.collect()
+            return result
 
 
 def train(run: Run) -> dict[str, Any]:
@@ -122,15 +129,15 @@ def train(run: Run) -> dict[str, Any]:
                 lr = run.scheduler.get_last_lr()[0]
                 check_finite(monitor.log_train(state.step, state.epoch + 1, lr), run)
             if checkpoint_now and not (done or stopped_by):
-                save(run, "last.pt")
-                save(run, f"step-{state.step:08d}.pt")
+                save(run, "last")
+                save(run, f"step-{state.step:08d}")
                 if run.info.is_main:
                     ckpt.prune_step_checkpoints(out_dir, cfg.keep_last)
             if done or stopped_by:
                 break
 
         if stopped_by:  # no evaluation: a preempted job has seconds left, not minutes
-            save(run, "last.pt")
+            save(run, "last")
             if run.info.is_main:
                 where = f"epoch {state.epoch + 1}, step {state.step}"
                 print(f"{stopped_by}: stopped at {where}; continue with --set train.resume=auto")
@@ -149,8 +156,8 @@ def train(run: Run) -> dict[str, Any]:
                 lower_lr(run.scheduler)  # lr_patience more evaluations without improvement
         if task.is_better(result[task.monitor], state.best_metric):
             state.best_metric = result[task.monitor]
-            save(run, "best.pt")
-        save(run, "last.pt")
+            save(run, "best")
+        save(run, "last")
         if stop_early and run.info.is_main:
             print(f"early stopping: no improvement of {task.monitor} in {patience} evaluations")
     if not result and not stopped_by:  # nothing was left to train: report where it ended
@@ -176,12 +183,17 @@ def build_run(
     task, sample_weights = task.for_training(
         config, bundle.train_targets, saved.get("class_weights"), device
     )
-    model = build_model(config.model, bundle.spec).to(device)  # moved once, before the loop
+    model = build_model(config.model, bundle.spec)
+    amp = precision(device, config.train.amp, config.train.amp_dtype)
+    if config.train.strategy == "fsdp" and info.enabled:
+        # block by block onto the device, so no device ever holds the whole model; before
+        # the optimizer is built, as sharding replaces the parameters
+        shard_model(model, amp, device)
+    model = model.to(device)  # moved once, before the loop
     train_loader, val_loader, sampler = build_loaders(bundle, config, info, device, sample_weights)
     optimizer = build_optimizer(model, config.train, device)
     steps_per_epoch = len(train_loader) // config.train.grad_accum_steps
     schedule = build_scheduler(optimizer, config.train, steps_per_epoch)
-    amp = precision(device, config.train.amp, config.train.amp_dtype)
     state = ckpt.TrainState()
     if resume:  # after everything is built, so the restored RNG states are not disturbed
         path, checkpoint = resume
@@ -213,8 +225,9 @@ def build_run(
 def prepare_model(
     model: nn.Module, config: Config, info: DistInfo, device: torch.device
 ) -> nn.Module:
-    """DDP first, then torch.compile (the order the PyTorch docs recommend)."""
-    if info.enabled:
+    """DDP first, then torch.compile (the order the PyTorch docs recommend). Under
+    train.strategy=fsdp the model is sharded already (build_run)."""
+    if info.enabled and config.train.strategy != "fsdp":
         ids = [device.index] if device.type == "cuda" else None
         model = nn.parallel.DistributedDataParallel(model, device_ids=ids)
     if config.train.compile:
@@ -237,20 +250,52 @@ def check_finite(summary: LossSummary | None, run: Run) -> None:
         print(f"warning: {message}", file=sys.stderr)
 
 
-def save(run: Run, name: str) -> None:
-    """Checkpoint from rank 0 (never non-finite weights); every rank waits for it."""
-    if run.info.is_main:
-        payload = ckpt.training_payload(
-            run.model,
-            run.optimizer,
-            run.scheduler,
-            run.precision.scaler,
-            run.state,
-            run.config.to_dict(),
-            run.data_state,
-            run.info.world_size,
-            getattr(run.task, "class_weights", None),  # classification: train.class_weights
-            run.data_spec,
-        )
-        ckpt.save_if_finite(run.out_dir / name, payload)
+def save(run: Run, stem: str) -> None:
+    """Checkpoint `stem`.pt from rank 0, or under train.strategy=fsdp `stem`.dcp, a
+    directory every rank writes its shards into; never non-finite weights. Every rank
+    waits for it."""
+    cfg = run.config.train
+    path = ckpt.checkpoint_path(run.out_dir, stem, cfg.strategy)
+    state = ckpt.training_state(
+        run.scheduler,
+        run.precision.scaler,
+        run.state,
+        run.config.to_dict(),
+        run.data_state,
+        run.info.world_size,
+        getattr(run.task, "class_weights", None),  # classification: train.class_weights
+        run.data_spec,
+    )
+    if cfg.strategy == "fsdp":
+        ckpt.save_sharded_if_finite(path, run.model, run.optimizer, state, run.info)
+    elif run.info.is_main:
+        ckpt.save_if_finite(path, ckpt.training_payload(run.model, run.optimizer, state))
     barrier(run.info)
+
+
+def trained_model(
+    path: str, config_file: str | None = None, overrides: tuple[str, ...] | list[str] = ()
+) -> tuple[dict[str, Any], Config, DataBundle, nn.Module]:
+    """A checkpoint (file or sharded directory), its config (plus any overrides), its data
+    and its model, built in this process (the weights are not loaded yet)."""
+    checkpoint = ckpt.load_checkpoint(path)
+    config = load_config(config_file, list(overrides), base=config_from_dict(checkpoint["config"]))
+    bundle = build_data(config.data, config.train.seed, checkpoint.get("data_state"))
+    return checkpoint, config, bundle, build_model(config.model, bundle.spec)
+
+
+def consolidate(directory: str, output: str) -> dict[str, Any]:
+    """Write a sharded checkpoint (train.strategy=fsdp, a .dcp directory) as one file that
+    evaluate, resume and any single process load like last.pt. Gathers it in this process."""
+    out = Path(output)
+    if not Path(directory).is_dir():
+        raise ckpt.CheckpointError(f"{directory}: not a sharded checkpoint directory (.dcp)")
+    if out.exists():
+        raise ckpt.CheckpointError(f"{out} already exists; choose another --output")
+    checkpoint, config, _, model = trained_model(directory)
+    optimizer = build_optimizer(model, config.train, torch.device("cpu"))
+    ckpt.load_model_state(model, checkpoint, directory, config.to_dict(), optimizer)
+    weights = {"model_state_dict": model.state_dict()}
+    optimizer_state = {"optimizer_state_dict": optimizer.state_dict()}
+    ckpt.save_checkpoint(out, {**checkpoint, **weights, **optimizer_state})  # like last.pt
+    return {"step": checkpoint["step"], "parameters": sum(p.numel() for p in model.parameters())}

@@ -90,6 +90,10 @@ class ResNet(nn.Module):
         self.grad_checkpointing = grad_checkpointing
         self.apply(_init_weights)
 
+    def repeated_blocks(self) -> list[nn.Module]:
+        """The blocks that train.strategy=fsdp shards one by one (then the rest as one)."""
+        return list(self.stages)
+
     def forward(self, inputs: torch.Tensor) -> torch.Tensor:
         x = self.stem(inputs)  # (B, width, H, W)
         for block in self.stages:

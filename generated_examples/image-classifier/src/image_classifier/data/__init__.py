@@ -200,6 +200,11 @@ def build_loaders(
         )
     if len(bundle.val) == 0:
         raise ConfigError("the validation split is empty: give it samples (or a larger data set)")
+    if config.train.strategy == "fsdp" and len(bundle.val) < info.world_size:
+        raise ConfigError(  # every rank must evaluate at least one batch (sharding.py)
+            f"train.strategy=fsdp: the validation split has {len(bundle.val)} samples, "
+            f"fewer than the {info.world_size} processes"
+        )
     common = loader_options(config.data.num_workers, device, config.train.seed)
     common["collate_fn"] = bundle.collate_fn
     if bundle.batch_sampler is not None:

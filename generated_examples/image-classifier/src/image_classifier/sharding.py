@@ -1,0 +1,134 @@
+"""train.strategy=fsdp: shard the model over the processes (FSDP2) and checkpoint it in
+shards (torch.distributed.checkpoint, "DCP").
+
+Under DDP every process holds the whole model, its gradients and its optimizer state;
+under FSDP each holds 1/N of them and gathers a block's full weights only while that
+block runs. Each model declares its repeated blocks (`repeated_blocks()` in its own
+file): they are sharded one by one, then the root takes the rest, so one block at a time
+is whole in memory. A model without the method is sharded as one unit.
+
+torch.compile works on the sharded model, with a graph break at each block's hooks
+(PyTorch traces FSDP's collectives into one graph only with compiled autograd, not used
+here).
+
+A sharded checkpoint is a directory: DCP's files (model and optimizer, one file per
+process) plus `state.pt` (the rest of the training state, written by rank 0). DCP loads
+it at any number of processes, resharding as needed, also in one plain process.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import warnings
+from collections.abc import Iterator
+from pathlib import Path
+
+import torch
+import torch.distributed as dist
+import torch.distributed.checkpoint as dcp
+from torch import nn
+from torch.distributed.checkpoint.api import CheckpointException
+from torch.distributed.checkpoint.state_dict import (
+    get_model_state_dict,
+    get_optimizer_state_dict,
+    get_state_dict,
+    set_model_state_dict,
+    set_optimizer_state_dict,
+)
+from torch.distributed.device_mesh import init_device_mesh
+from torch.distributed.fsdp import FSDPModule, MixedPrecisionPolicy, fully_shard
+from torch.distributed.tensor import DTensor
+
+from .config import ConfigError
+from .runtime import DistInfo, Precision
+
+
+def shard_model(model: nn.Module, amp: Precision, device: torch.device) -> None:
+    """Shard `model` (built in host memory) in place over all processes, moving each unit
+    to `device` as it is sharded: each repeated block, then the root. With train.amp the
+    weights are gathered in amp's dtype (half the traffic and memory of float32) and
+    gradients reduced in float32; autocast still runs as in one process, for the ops
+    that need float32 (and for a float32 tensor meeting a low-precision weight)."""
+    if amp.scaler.is_enabled():  # float16 on CUDA
+        raise ConfigError(
+            "train.strategy=fsdp needs train.amp_dtype=bfloat16 with train.amp: the float16 "
+            "GradScaler checks for overflow in each process's shards alone"
+        )
+    policy = MixedPrecisionPolicy()
+    if amp.enabled:
+        policy = MixedPrecisionPolicy(param_dtype=amp.dtype, reduce_dtype=torch.float32)
+    mesh = init_device_mesh(device.type, (dist.get_world_size(),))
+    blocks = model.repeated_blocks() if hasattr(model, "repeated_blocks") else []
+    for block in blocks:
+        fully_shard(block, mesh=mesh, mp_policy=policy)
+    fully_shard(model, mesh=mesh, mp_policy=policy)
+
+
+def is_sharded(model: nn.Module) -> bool:
+    return isinstance(model, FSDPModule)
+
+
+@contextlib.contextmanager
+def no_gradient_sync(model: FSDPModule) -> Iterator[None]:
+    """Keep this batch's gradients unsharded and local (FSDP's no_sync): they are
+    reduce-scattered, summed with these, by the last batch of the optimizer step."""
+    model.set_requires_gradient_sync(False)
+    try:
+        yield
+    finally:
+        model.set_requires_gradient_sync(True)
+
+
+def spare_forwards(model: nn.Module, batches: int, info: DistInfo, device: torch.device) -> int:
+    """Forward passes this rank must add so that it runs as many as the busiest rank: each
+    forward of a sharded model all-gathers weights, which every rank must join."""
+    if not (info.enabled and is_sharded(model)):
+        return 0
+    most = torch.tensor([batches], device=device)  # NCCL reduces device tensors only
+    dist.all_reduce(most, op=dist.ReduceOp.MAX)
+    return int(most.item()) - batches
+
+
+def all_finite(model: nn.Module, info: DistInfo) -> bool:
+    """Whether every process's shards of the weights are finite (all ranks agree)."""
+    local = [p.to_local() if isinstance(p, DTensor) else p for p in model.parameters()]
+    count = sum(not bool(t.isfinite().all()) for t in local)
+    bad = torch.tensor([count], device=local[0].device)  # NCCL reduces device tensors only
+    if info.enabled:
+        dist.all_reduce(bad)
+    return int(bad.item()) == 0
+
+
+def save_sharded(directory: Path, model: nn.Module, optimizer: torch.optim.Optimizer) -> None:
+    """Every rank writes its shards of the model and optimizer into `directory`."""
+    model_state, optimizer_state = get_state_dict(model, optimizer)
+    state = {"model": model_state, "optimizer": optimizer_state}
+    with _single_process_quiet():
+        dcp.save(state, checkpoint_id=directory, no_dist=not dist.is_initialized())
+
+
+def load_sharded(
+    directory: Path, model: nn.Module, optimizer: torch.optim.Optimizer | None = None
+) -> None:
+    """Load the model (and optimizer) state of a sharded checkpoint into `model`, sharded
+    or not, at any number of processes: DCP reads the parts this process holds."""
+    state = {"model": get_model_state_dict(model)}
+    if optimizer is not None:
+        state["optimizer"] = get_optimizer_state_dict(model, optimizer)
+    try:
+        with _single_process_quiet():
+            dcp.load(state, checkpoint_id=directory, no_dist=not dist.is_initialized())
+    except CheckpointException as exc:  # a BaseException: re-raised as an ordinary error
+        raise RuntimeError(str(exc).strip().splitlines()[0]) from None
+    set_model_state_dict(model, state["model"])
+    if optimizer is not None:
+        set_optimizer_state_dict(model, optimizer, state["optimizer"])
+
+
+@contextlib.contextmanager
+def _single_process_quiet() -> Iterator[None]:
+    # DCP warns on every call that it "assumes" one process when no group is initialised;
+    # here that is the intent (train.strategy=fsdp in one process, consolidate, evaluate).
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", message="torch.distributed is disabled")
+        yield
