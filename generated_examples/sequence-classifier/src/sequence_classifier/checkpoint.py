@@ -141,12 +141,24 @@ def save_if_finite(path: str | Path, payload: dict[str, Any]) -> bool:
 def load_checkpoint(path: str | Path, map_location: str | torch.device = "cpu") -> dict[str, Any]:
     """Load with `weights_only=True`; any damaged or foreign file raises CheckpointError."""
     path = Path(path)
+    checkpoint = load_weights_only(path, map_location)
+    if not isinstance(checkpoint, dict) or any(k not in checkpoint for k in REQUIRED_KEYS):
+        raise CheckpointError(
+            f"{path}: not a training checkpoint of this project "
+            f"(needs keys {', '.join(REQUIRED_KEYS)})"
+        )
+    return checkpoint
+
+
+def load_weights_only(path: Path, map_location: str | torch.device = "cpu") -> Any:
+    """`torch.load(weights_only=True)`: tensors and plain containers, never arbitrary
+    objects; a missing, empty or damaged file raises CheckpointError naming it."""
     if not path.is_file():
         raise CheckpointError(f"{path}: no such checkpoint file")
     if path.stat().st_size == 0:
         raise CheckpointError(f"{path}: file is empty (0 bytes)")
     try:
-        checkpoint = torch.load(path, map_location=map_location, weights_only=True)
+        return torch.load(path, map_location=map_location, weights_only=True)
     except Exception as exc:  # torch raises several types for damaged files
         text = str(exc)
         if "Unsupported global" in text:  # a pickle of arbitrary objects: never run it
@@ -156,12 +168,6 @@ def load_checkpoint(path: str | Path, map_location: str | torch.device = "cpu") 
         else:
             reason = text.strip().splitlines()[0]
         raise CheckpointError(f"{path}: not a readable checkpoint ({reason})") from None
-    if not isinstance(checkpoint, dict) or any(k not in checkpoint for k in REQUIRED_KEYS):
-        raise CheckpointError(
-            f"{path}: not a training checkpoint of this project "
-            f"(needs keys {', '.join(REQUIRED_KEYS)})"
-        )
-    return checkpoint
 
 
 def load_model_state(

@@ -31,6 +31,7 @@ from .optim import build_optimizer, build_scheduler, lower_lr
 from .runtime import DistInfo, Precision, barrier, distributed, get_device, precision, set_seed
 from .stopping import StopSignals, improves
 from .tasks import Task, get_task
+from .transfer import freeze, frozen_batch_norm_eval, init_weights
 
 
 class NonFiniteLossError(RuntimeError):
@@ -96,6 +97,7 @@ def train(run: Run) -> dict[str, Any]:
     while state.epoch < cfg.epochs and not (done or stopped_by or stop_early):
         run.sampler.set_epoch(state.epoch, skip=state.batch_in_epoch * cfg.batch_size)
         run.train_model.train()
+        frozen_batch_norm_eval(run.model, run.config.model)  # model.freeze_bn
         run.optimizer.zero_grad(set_to_none=True)
         losses = []  # of the batches of the current optimizer step
         desc = f"epoch {state.epoch + 1}/{cfg.epochs}"
@@ -175,6 +177,8 @@ def build_run(
         config, bundle.train_targets, saved.get("class_weights"), device
     )
     model = build_model(config.model, bundle.spec).to(device)  # moved once, before the loop
+    init_weights(model, config.model, resume[0] if resume else None, info.is_main)
+    freeze(model, config.model.freeze)  # before the optimizer, which leaves frozen ones out
     train_loader, val_loader, sampler = build_loaders(bundle, config, info, device, sample_weights)
     optimizer = build_optimizer(model, config.train, device)
     steps_per_epoch = len(train_loader) // config.train.grad_accum_steps
