@@ -11,7 +11,7 @@ import csv
 from pathlib import Path
 
 import pytest
-from helpers import run_in_project
+from helpers import run_in_project, write_text
 from PIL import Image
 
 from ptgen.components import add_component
@@ -49,17 +49,6 @@ def write_table(path: Path, rows: int = 150) -> Path:
         for i in range(rows):
             a, b, c = i % 7, (i * 3) % 11, i / 10
             writer.writerow([a, b, c, 2 * a - b + 0.5 * c])
-    return path
-
-
-def write_text(path: Path, rows: int = 150) -> Path:
-    words = {"pos": "great lovely fine good", "neg": "awful bad poor terrible"}
-    with path.open("w", newline="") as f:
-        writer = csv.writer(f, delimiter="\t")
-        writer.writerow(["text", "label"])
-        for i in range(rows):
-            label = "pos" if i % 2 else "neg"
-            writer.writerow([f"This film was {words[label].split()[i % 4]}, truly! #{i}", label])
     return path
 
 

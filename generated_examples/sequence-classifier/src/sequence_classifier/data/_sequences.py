@@ -24,7 +24,9 @@ from . import DataBundle, ResumableSampler
 PAD_INDEX = 0
 
 
-def pad_collate(batch: list[dict[str, torch.Tensor]]) -> dict[str, torch.Tensor]:
+def pad_collate(
+    batch: list[dict[str, torch.Tensor]], pad_index: int = PAD_INDEX
+) -> dict[str, torch.Tensor]:
     """Pad 1-D token tensors to the longest in the batch, with lengths and a padding mask.
 
     Example, two samples of lengths 3 and 1:
@@ -37,9 +39,10 @@ def pad_collate(batch: list[dict[str, torch.Tensor]]) -> dict[str, torch.Tensor]
                                  [False, True,  True ]]),         # (B, T), True = padding
          "targets":      tensor([1, 0])}                          # (B,)
     The mask follows PyTorch's `src_key_padding_mask` convention (True marks padding).
+    `pad_index` fills the padding (a Hugging Face tokenizer's pad token, say).
     """
     sequences = [item["inputs"] for item in batch]
-    inputs = pad_sequence(sequences, batch_first=True, padding_value=PAD_INDEX)  # (B, T)
+    inputs = pad_sequence(sequences, batch_first=True, padding_value=pad_index)  # (B, T)
     lengths = torch.tensor([len(s) for s in sequences], dtype=torch.long)  # (B,)
     positions = torch.arange(inputs.shape[1])  # (T,)
     padding_mask = positions[None, :] >= lengths[:, None]  # (B, T)
@@ -55,8 +58,8 @@ class PadTo(Dataset):
      "padding_mask": tensor([False, False, False, True, True]), "targets": tensor(1)}
     """
 
-    def __init__(self, dataset: Dataset, length: int) -> None:
-        self.dataset, self.length = dataset, length
+    def __init__(self, dataset: Dataset, length: int, pad_index: int = PAD_INDEX) -> None:
+        self.dataset, self.length, self.pad_index = dataset, length, pad_index
 
     def __len__(self) -> int:
         return len(self.dataset)
@@ -64,9 +67,9 @@ class PadTo(Dataset):
     def __getitem__(self, index: int) -> dict[str, torch.Tensor]:
         item = self.dataset[index]
         tokens = item["inputs"][: self.length]  # (T,), T <= length
-        inputs = torch.full((self.length,), PAD_INDEX, dtype=tokens.dtype)  # (L,)
+        inputs = torch.full((self.length,), self.pad_index, dtype=tokens.dtype)  # (L,)
         inputs[: len(tokens)] = tokens
-        padding_mask = inputs == PAD_INDEX  # (L,), True = padding
+        padding_mask = torch.arange(self.length) >= len(tokens)  # (L,), True = padding
         return {
             **item,
             "inputs": inputs,
@@ -108,7 +111,12 @@ class BucketBatchSampler(Sampler[list[int]]):
 
 
 def variable_length(
-    train: Dataset, val: Dataset, spec: DataSpec, bucket: bool, state: dict[str, Any] | None = None
+    train: Dataset,
+    val: Dataset,
+    spec: DataSpec,
+    bucket: bool,
+    state: dict[str, Any] | None = None,
+    pad_index: int = PAD_INDEX,
 ) -> DataBundle:
     """A bundle whose batches are padded to their own longest sequence (optionally bucketed:
     the lengths are read once from the training split)."""
@@ -116,11 +124,18 @@ def variable_length(
     if bucket:
         lengths = [len(train[i]["inputs"]) for i in range(len(train))]
         batches = functools.partial(BucketBatchSampler, lengths=lengths)
-    return DataBundle(train, val, spec, pad_collate, state or {}, batches)
+    collate = functools.partial(pad_collate, pad_index=pad_index)
+    return DataBundle(train, val, spec, collate, state or {}, batches)
 
 
 def fixed_length(
-    train: Dataset, val: Dataset, spec: DataSpec, length: int, state: dict[str, Any] | None = None
+    train: Dataset,
+    val: Dataset,
+    spec: DataSpec,
+    length: int,
+    state: dict[str, Any] | None = None,
+    pad_index: int = PAD_INDEX,
 ) -> DataBundle:
     """A bundle whose samples are all padded or cut to `length` tokens."""
-    return DataBundle(PadTo(train, length), PadTo(val, length), spec, state=state or {})
+    padded = PadTo(train, length, pad_index), PadTo(val, length, pad_index)
+    return DataBundle(*padded, spec, state=state or {})
