@@ -100,17 +100,21 @@ def test_init_from_loads_what_fits_and_reinitialises_the_head(
     assert "missing            0" in table and "unexpected         0" in table
 
 
-def test_resume_wins_over_init_from(project: Path, pretrained: Path) -> None:
-    train(project, "train.out_dir=runs/resume", "train.max_steps=1")
+def test_resume_wins_over_init_from_and_keeps_the_head_lr_group(
+    project: Path, pretrained: Path
+) -> None:
+    """train.head_lr_multiplier makes a second parameter group; a resumed run continues its
+    own weights and groups, ignoring model.init_from (said in one line)."""
+    head_lr = ["train.out_dir=runs/resume", "train.head_lr_multiplier=5"]
+    train(project, *head_lr, "train.max_steps=1")
     out = train(
-        project,
-        "train.out_dir=runs/resume",
-        "train.max_steps=2",
-        "train.resume=auto",
-        f"model.init_from={pretrained}",
+        project, *head_lr, "train.max_steps=2", "train.resume=auto", f"model.init_from={pretrained}"
     )
     assert "model.init_from ignored: resuming from runs/resume/last.pt" in out
     assert "loaded" not in out and "resuming from runs/resume/last.pt at epoch 1, step 1" in out
+    groups = torch.load(project / "runs/resume/last.pt", weights_only=True)["optimizer_state_dict"]
+    sizes = [(len(g["params"]), g["initial_lr"]) for g in groups["param_groups"]]
+    assert sizes == [(12, pytest.approx(0.001)), (2, pytest.approx(0.005))]
 
 
 def test_bad_init_from_or_freeze_is_one_line(project: Path, tmp_path: Path) -> None:
@@ -149,10 +153,3 @@ def test_freeze_keeps_frozen_parts_bit_identical_and_out_of_the_optimizer(
     assert not torch.equal(
         after["features.0.layers.1.running_mean"], pre["features.0.layers.1.running_mean"]
     )
-
-
-def test_head_lr_multiplier_makes_a_second_group(project: Path) -> None:
-    train(project, "train.out_dir=runs/groups", "train.max_steps=1", "train.head_lr_multiplier=5")
-    groups = torch.load(project / "runs/groups/last.pt", weights_only=True)["optimizer_state_dict"]
-    sizes = [(len(g["params"]), g["initial_lr"]) for g in groups["param_groups"]]
-    assert sizes == [(12, pytest.approx(0.001)), (2, pytest.approx(0.005))]
