@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import contextlib
+import csv
+import json
 import os
 import signal
 import subprocess
@@ -43,6 +45,37 @@ def run_in_project(
     )
 
 
+# The project's command line run in one process for each bad setting; prints what it said.
+TRAIN_ERRORS = """
+import contextlib, importlib, io, json, sys
+
+main = importlib.import_module(f"{sys.argv[1]}.cli").main
+said = []
+for case in sys.argv[3:]:
+    sets = [arg for setting in case.split() for arg in ("--set", setting)]
+    err = io.StringIO()
+    with contextlib.redirect_stderr(err):
+        code = main(["train", "--set", f"train.out_dir={sys.argv[2]}", *sets])
+    said.append([code, err.getvalue()])
+print(json.dumps(said))
+"""
+
+
+def train_errors(project: Path, package: str, out_dir: Path, *settings: str) -> list[str]:
+    """What `train` says for each of `settings` (space-separated KEY=VALUE, one --set each),
+    asserted to be one line starting with "error: " and exit status 1 (one process for all:
+    one torch import)."""
+    result = run_in_project(project, "-c", TRAIN_ERRORS, package, str(out_dir), *settings)
+    assert result.returncode == 0, result.stderr
+    said = json.loads(result.stdout.splitlines()[-1])
+    for (code, message), setting in zip(said, settings, strict=True):
+        assert code == 1 and message.startswith("error: ") and message.count("\n") == 1, (
+            setting,
+            message,
+        )
+    return [message for _, message in said]
+
+
 def run_ptgen(
     *args: str, cwd: Path | None = None, timeout: int = 600
 ) -> subprocess.CompletedProcess[str]:
@@ -54,6 +87,18 @@ def run_ptgen(
         text=True,
         timeout=timeout,
     )
+
+
+def write_text(path: Path, rows: int = 150) -> Path:
+    """text<TAB>label rows of film reviews whose label shows in one word (pos / neg)."""
+    words = {"pos": "great lovely fine good", "neg": "awful bad poor terrible"}
+    with path.open("w", newline="") as f:
+        writer = csv.writer(f, delimiter="\t")
+        writer.writerow(["text", "label"])
+        for i in range(rows):
+            label = "pos" if i % 2 else "neg"
+            writer.writerow([f"This film was {words[label].split()[i % 4]}, truly! #{i}", label])
+    return path
 
 
 def tree_snapshot(root: Path) -> dict[str, bytes]:

@@ -48,6 +48,7 @@ def test_list_shows_kinds_per_task() -> None:
     result = runner.invoke(app, ["list"])
     assert result.exit_code == 0
     assert "cnn" in result.output and "image-classification" in result.output
+    assert "hf-encoder" in result.output and "hf-text" in result.output  # issue 16
 
 
 def test_python_dash_m_entry_point() -> None:

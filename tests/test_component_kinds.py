@@ -11,7 +11,7 @@ import csv
 from pathlib import Path
 
 import pytest
-from helpers import run_in_project
+from helpers import run_in_project, write_text
 from PIL import Image
 
 from ptgen.components import add_component
@@ -62,17 +62,6 @@ def write_table(path: Path, rows: int = 150, labels: bool = False) -> Path:
     return path
 
 
-def write_text(path: Path, rows: int = 150) -> Path:
-    words = {"pos": "great lovely fine good", "neg": "awful bad poor terrible"}
-    with path.open("w", newline="") as f:
-        writer = csv.writer(f, delimiter="\t")
-        writer.writerow(["text", "label"])
-        for i in range(rows):
-            label = "pos" if i % 2 else "neg"
-            writer.writerow([f"This film was {words[label].split()[i % 4]}, truly! #{i}", label])
-    return path
-
-
 def real_root(task: str, where: Path) -> Path:
     if task == "image-classification":
         return write_images(where / "images")
@@ -93,7 +82,7 @@ def project(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFac
     ).path
     for kind in kinds_for_task("model", task):
         if kind != default_kind("model", task):
-            add_component(path, "model", kind, kind)
+            add_component(path, "model", default_component_name(kind), kind)
     for kind in kinds_for_task("dataset", task):
         if kind != "synthetic":
             variable = True if task == "sequence-classification" else None
@@ -107,8 +96,9 @@ def test_every_kind_is_rendered(project: Path) -> None:
     package = project / "src" / "kinds"
     task = next(t for t in TASKS if t in str(project))
     for kind in kinds_for_task("model", task):
-        assert (package / "models" / f"{kind}.py").is_file()
-        assert (project / "tests" / f"test_model_{kind}.py").is_file()
+        module = default_component_name(kind)
+        assert (package / "models" / f"{module}.py").is_file()
+        assert (project / "tests" / f"test_model_{module}.py").is_file()
     for kind in kinds_for_task("dataset", task):
         assert (package / "data" / f"{default_component_name(kind)}.py").is_file()
     source = "\n".join(p.read_text() for p in package.rglob("*.py"))
@@ -140,8 +130,9 @@ def test_every_model_and_dataset_trains(project: Path, tmp_path: Path) -> None:
     for i, model in enumerate(kinds_for_task("model", task)):
         data = ["--set", f"data.name={file_data}"]
         data += ["--set", f"data.root={root}"] if i % 2 == 0 else []
+        name = default_component_name(model)  # hf-encoder -> hf_encoder
         result = run_in_project(
-            project, "-m", "kinds", "smoke", "--set", f"model.name={model}", *data
+            project, "-m", "kinds", "smoke", "--set", f"model.name={name}", *data
         )
         assert result.returncode == 0, f"{model} on {data}:\n{result.stdout}\n{result.stderr}"
 
@@ -354,5 +345,5 @@ def test_image_model_is_refused_in_a_sequence_project(tmp_path: Path) -> None:
         add_component(path, "model", "wide", "resnet")
     message = str(info.value)
     assert "does not fit a sequence-classification project" in message
-    assert "use one of: gru, lstm, transformer" in message
+    assert "use one of: gru, hf-encoder, lstm, transformer" in message
     assert not (path / "src" / "seq" / "models" / "wide.py").exists()

@@ -215,7 +215,7 @@ def load_checkpoint(path: str | Path, map_location: str | torch.device = "cpu") 
         required, file = SHARDED_KEYS, path / STATE_FILE
         if not (path / ".metadata").is_file():
             raise CheckpointError(f"{path}: not a sharded checkpoint (no .metadata)")
-    checkpoint = _read(file, map_location)
+    checkpoint = load_weights_only(file, map_location)
     if not isinstance(checkpoint, dict) or any(k not in checkpoint for k in required):
         raise CheckpointError(
             f"{path}: not a training checkpoint of this project "
@@ -224,7 +224,9 @@ def load_checkpoint(path: str | Path, map_location: str | torch.device = "cpu") 
     return checkpoint
 
 
-def _read(path: Path, map_location: str | torch.device) -> Any:
+def load_weights_only(path: Path, map_location: str | torch.device = "cpu") -> Any:
+    """`torch.load(weights_only=True)`: tensors and plain containers, never arbitrary
+    objects; a missing, empty or damaged file raises CheckpointError naming it."""
     if not path.is_file():
         raise CheckpointError(f"{path}: no such checkpoint file")
     if path.stat().st_size == 0:

@@ -61,6 +61,14 @@ class ModelConfig:
     grad_checkpointing: bool = option(
         False, "recompute each block's activations in backward to save memory"
     )
+    init_from: str = option(
+        "", "start from these weights: a checkpoint, a state_dict (.pt/.pth) or .safetensors"
+    )
+    init_strict: bool = option(False, "init_from: refuse any name or shape that does not match")
+    freeze: tuple[str, ...] = option(
+        (), 'parameter-name prefixes not trained, e.g. ["features"] or features,pool'
+    )
+    freeze_bn: bool = option(True, "keep BatchNorm layers inside frozen parts in eval mode")
 
 
 @dataclass
@@ -92,6 +100,9 @@ class TrainConfig:
     )
     class_weights: str = option(
         "none", "weigh the loss by inverse class frequency (auto)", choices=("none", "auto")
+    )
+    head_lr_multiplier: float = option(
+        1.0, "the head's (last top-level module's) learning rate as a multiple of lr", low=0.0
     )
     grad_clip: float = option(1.0, "max gradient norm; 0 disables clipping", low=0.0)
     grad_accum_steps: int = option(1, "batches per optimizer step (DDP syncs on the last)", low=1)
@@ -282,6 +293,8 @@ def _coerce(key: str, value: Any, kind: type) -> Any:
         return value.lower() in ("true", "1")
     if kind is float and isinstance(value, (int, float)) and not isinstance(value, bool):
         return float(value)
+    if kind is tuple:
+        return _strings(key, value)
     if kind in (int, str) and type(value) is kind:
         return value
     if kind is str:
@@ -293,6 +306,15 @@ def _coerce(key: str, value: Any, kind: type) -> Any:
         return tuple(value)
     expected = "a list of strings" if kind is tuple else kind.__name__
     raise ConfigError(f"{key} expects {expected}, got {value!r}")
+
+
+def _strings(key: str, value: Any) -> tuple[str, ...]:
+    """A list option: a TOML array of strings, or words separated by commas (--set)."""
+    if isinstance(value, str):
+        value = [part.strip() for part in value.split(",") if part.strip()]
+    if not isinstance(value, (list, tuple)) or not all(isinstance(v, str) for v in value):
+        raise ConfigError(f"{key} expects a list of strings, got {value!r}")
+    return tuple(value)
 
 
 def _parse(raw: str) -> Any:
@@ -328,7 +350,7 @@ def _toml_value(value: Any) -> str:
         return "true" if value else "false"
     if isinstance(value, (int, float)):
         return repr(value)
-    if isinstance(value, tuple):
+    if isinstance(value, (list, tuple)):
         return "[" + ", ".join(_toml_value(item) for item in value) + "]"
     escaped = str(value).replace("\\", "\\\\").replace('"', '\\"')
     return f'"{escaped}"'

@@ -9,6 +9,7 @@ stopped early and continued follows the same curve) and is saved in every checkp
 from __future__ import annotations
 
 import math
+from typing import Any
 
 import torch
 from torch import nn
@@ -23,13 +24,29 @@ def build_optimizer(
 ) -> torch.optim.Optimizer:
     """adamw (decoupled weight decay), adam (L2 weight decay) or sgd (momentum, Nesterov)."""
     fused = device.type in ("cpu", "cuda")  # one kernel for all tensors, not one per tensor
-    params, decay = model.parameters(), cfg.weight_decay
+    params, decay = parameter_groups(model, cfg), cfg.weight_decay
     if cfg.optimizer == "sgd":
         return torch.optim.SGD(
             params, cfg.lr, cfg.momentum, weight_decay=decay, nesterov=cfg.nesterov, fused=fused
         )
     kind = torch.optim.AdamW if cfg.optimizer == "adamw" else torch.optim.Adam
     return kind(params, lr=cfg.lr, weight_decay=decay, fused=fused)
+
+
+def parameter_groups(model: nn.Module, cfg: TrainConfig) -> list[dict[str, Any]]:
+    """The trainable parameters (model.freeze leaves some out) in one group; with
+    train.head_lr_multiplier != 1, the head (the model's last top-level module with
+    parameters: `classifier` in the generated models) in a group of its own at that
+    multiple of train.lr."""
+    trainable = [(name, p) for name, p in model.named_parameters() if p.requires_grad]
+    if cfg.head_lr_multiplier == 1.0:
+        return [{"params": [p for _, p in trainable]}]
+    with_params = [name for name, part in model.named_children() if list(part.parameters())]
+    head = with_params[-1]
+    body = [p for name, p in trainable if not name.startswith(f"{head}.")]
+    in_head = [p for name, p in trainable if name.startswith(f"{head}.")]
+    groups = [{"params": body}, {"params": in_head, "lr": cfg.lr * cfg.head_lr_multiplier}]
+    return [group for group in groups if group["params"]]
 
 
 def build_scheduler(
@@ -40,8 +57,9 @@ def build_scheduler(
     total = max(cfg.epochs * steps_per_epoch, 1)
     if cfg.scheduler == "onecycle":
         rise = min(cfg.warmup_steps / total, 1.0) if cfg.warmup_steps else 0.3
+        peaks = [group["lr"] for group in optimizer.param_groups]  # the head's may differ
         return torch.optim.lr_scheduler.OneCycleLR(
-            optimizer, cfg.lr, total_steps=total, pct_start=rise, cycle_momentum=False
+            optimizer, peaks, total_steps=total, pct_start=rise, cycle_momentum=False
         )
     step_every = max(steps_per_epoch, 1) * cfg.lr_step_epochs
     factor = LrFactor(cfg.scheduler, cfg.warmup_steps, total, step_every, cfg.lr_gamma)

@@ -33,6 +33,7 @@ from .runtime import DistInfo, Precision, barrier, distributed, precision, set_s
 from .sharding import shard_model
 from .stopping import StopSignals, improves
 from .tasks import DataSpec, Task, get_task
+from .transfer import freeze, frozen_batch_norm_eval, init_weights
 
 
 class NonFiniteLossError(RuntimeError):
@@ -104,6 +105,7 @@ def train(run: Run) -> dict[str, Any]:
     while state.epoch < cfg.epochs and not (done or stopped_by or stop_early):
         run.sampler.set_epoch(state.epoch, skip=state.batch_in_epoch * cfg.batch_size)
         run.train_model.train()
+        frozen_batch_norm_eval(run.model, run.config.model)  # model.freeze_bn
         run.optimizer.zero_grad(set_to_none=True)
         losses = []  # of the batches of the current optimizer step
         desc = f"epoch {state.epoch + 1}/{cfg.epochs}"
@@ -184,6 +186,8 @@ def build_run(
         config, bundle.train_targets, saved.get("class_weights"), device
     )
     model = build_model(config.model, bundle.spec)
+    init_weights(model, config.model, resume[0] if resume else None, info.is_main)
+    freeze(model, config.model.freeze)  # before the optimizer, which leaves frozen ones out
     amp = precision(device, config.train.amp, config.train.amp_dtype)
     if config.train.strategy == "fsdp" and info.enabled:
         # block by block onto the device, so no device ever holds the whole model; before

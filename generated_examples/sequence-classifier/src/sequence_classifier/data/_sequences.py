@@ -26,7 +26,7 @@ PAD_INDEX = 0
 
 
 def pad_collate(
-    batch: list[dict[str, torch.Tensor]], length: int | None = None
+    batch: list[dict[str, torch.Tensor]], length: int | None = None, pad_index: int = PAD_INDEX
 ) -> dict[str, torch.Tensor]:
     """Pad 1-D token tensors to the longest in the batch (or to `length`), with lengths and
     a padding mask; samples without targets (predict's) give a batch without them.
@@ -41,11 +41,12 @@ def pad_collate(
                                  [False, True,  True ]]),         # (B, T), True = padding
          "targets":      tensor([1, 0])}                          # (B,)
     The mask follows PyTorch's `src_key_padding_mask` convention (True marks padding).
+    `pad_index` fills the padding (a Hugging Face tokenizer's pad token, say).
     """
     sequences = [item["inputs"] for item in batch]
-    inputs = pad_sequence(sequences, batch_first=True, padding_value=PAD_INDEX)  # (B, T)
+    inputs = pad_sequence(sequences, batch_first=True, padding_value=pad_index)  # (B, T)
     if length is not None:
-        inputs = F.pad(inputs, (0, length - inputs.shape[1]), value=PAD_INDEX)  # (B, length)
+        inputs = F.pad(inputs, (0, length - inputs.shape[1]), value=pad_index)  # (B, length)
     lengths = torch.tensor([len(s) for s in sequences], dtype=torch.long)  # (B,)
     positions = torch.arange(inputs.shape[1])  # (T,)
     padding_mask = positions[None, :] >= lengths[:, None]  # (B, T)
@@ -63,8 +64,8 @@ class PadTo(Dataset):
      "padding_mask": tensor([False, False, False, True, True]), "targets": tensor(1)}
     """
 
-    def __init__(self, dataset: Dataset, length: int) -> None:
-        self.dataset, self.length = dataset, length
+    def __init__(self, dataset: Dataset, length: int, pad_index: int = PAD_INDEX) -> None:
+        self.dataset, self.length, self.pad_index = dataset, length, pad_index
 
     def __len__(self) -> int:
         return len(self.dataset)
@@ -72,9 +73,9 @@ class PadTo(Dataset):
     def __getitem__(self, index: int) -> dict[str, torch.Tensor]:
         item = self.dataset[index]
         tokens = item["inputs"][: self.length]  # (T,), T <= length
-        inputs = torch.full((self.length,), PAD_INDEX, dtype=tokens.dtype)  # (L,)
+        inputs = torch.full((self.length,), self.pad_index, dtype=tokens.dtype)  # (L,)
         inputs[: len(tokens)] = tokens
-        padding_mask = inputs == PAD_INDEX  # (L,), True = padding
+        padding_mask = torch.arange(self.length) >= len(tokens)  # (L,), True = padding
         return {
             **item,
             "inputs": inputs,
@@ -122,6 +123,7 @@ def variable_length(
     bucket: bool,
     state: dict[str, Any] | None = None,
     load_test: Callable[[], Dataset] | None = None,
+    pad_index: int = PAD_INDEX,
 ) -> DataBundle:
     """A bundle whose batches are padded to their own longest sequence (optionally bucketed:
     the lengths are read once from the training split)."""
@@ -129,7 +131,8 @@ def variable_length(
     if bucket:
         lengths = [len(train[i]["inputs"]) for i in range(len(train))]
         batches = functools.partial(BucketBatchSampler, lengths=lengths)
-    return DataBundle(train, val, spec, pad_collate, state or {}, batches, load_test)
+    collate = functools.partial(pad_collate, pad_index=pad_index)
+    return DataBundle(train, val, spec, collate, state or {}, batches, load_test)
 
 
 def fixed_length(
@@ -139,9 +142,9 @@ def fixed_length(
     length: int,
     state: dict[str, Any] | None = None,
     load_test: Callable[[], Dataset] | None = None,
+    pad_index: int = PAD_INDEX,
 ) -> DataBundle:
     """A bundle whose samples are all padded or cut to `length` tokens."""
-    test = (lambda: PadTo(load_test(), length)) if load_test else None
-    return DataBundle(
-        PadTo(train, length), PadTo(val, length), spec, state=state or {}, load_test=test
-    )
+    test = (lambda: PadTo(load_test(), length, pad_index)) if load_test else None
+    padded = PadTo(train, length, pad_index), PadTo(val, length, pad_index)
+    return DataBundle(*padded, spec, state=state or {}, load_test=test)
