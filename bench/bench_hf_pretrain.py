@@ -24,6 +24,7 @@ import statistics
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 import torch
 from real_data import fortunes_tsv, train_and_evaluate
@@ -48,7 +49,7 @@ def split_corpus(tsv: Path, root: Path) -> list[str]:
     return [text for text, _ in rows[:cut]]
 
 
-def tokenizer_for(texts: list[str], vocab_size: int = 4000):  # noqa: ANN201 (transformers type)
+def tokenizer_for(texts: list[str], vocab_size: int = 4000) -> Any:
     from tokenizers import Tokenizer, models, normalizers, pre_tokenizers, processors, trainers
     from transformers import PreTrainedTokenizerFast
 
@@ -67,7 +68,7 @@ def tokenizer_for(texts: list[str], vocab_size: int = 4000):  # noqa: ANN201 (tr
     )
 
 
-def masked_lm(texts: list[str], tokenizer, epochs: int, seed: int = 0):  # noqa: ANN001, ANN201
+def masked_lm(texts: list[str], tokenizer: Any, epochs: int, seed: int = 0) -> tuple[Any, Any]:
     """A small BERT trained by masked language modelling on `texts`: 15% of the real tokens
     chosen, 80% of those replaced by [MASK], 10% by a random token, 10% kept."""
     from transformers import BertConfig, BertForMaskedLM
@@ -104,7 +105,7 @@ def masked_lm(texts: list[str], tokenizer, epochs: int, seed: int = 0):  # noqa:
     return model.bert, untrained
 
 
-def mask_tokens(ids: torch.Tensor, tokenizer) -> tuple[torch.Tensor, torch.Tensor]:  # noqa: ANN001
+def mask_tokens(ids: torch.Tensor, tokenizer: Any) -> tuple[torch.Tensor, torch.Tensor]:
     special = torch.tensor([[t in tokenizer.all_special_ids for t in row] for row in ids.tolist()])
     chosen = (torch.rand(ids.shape) < 0.15) & ~special  # (B, T)
     labels = torch.where(chosen, ids, torch.full_like(ids, -100))
