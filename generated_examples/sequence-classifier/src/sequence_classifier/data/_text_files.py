@@ -1,14 +1,20 @@
-"""Labelled text files: one .tsv/.csv file, or a folder with train.tsv|csv (and val).
+"""Labelled text files, read by the "text" and "hf-text" dataset kinds.
 
-The first row names the columns: the label column is `target` (default: the last column),
-the text column is "text" (default: the first other column). TSV text is taken as it is
-(a quote is a character, so one line is always one row); CSV follows the usual quoting.
+`root` is one .tsv, .csv or .jsonl file (then `val_fraction` of the rows is held out, the
+same rows every run) or a folder with train.tsv|csv|jsonl and, optionally,
+val.tsv|csv|jsonl and test.tsv|csv|jsonl. In a TSV or CSV file the first row names the
+columns; in a JSONL file every line is one JSON object and the first one's keys name the
+fields. The label is `label_column` (default: the last column), the text is "text"
+(default: the first other column). TSV text is taken as it is (a quote is a character,
+so one line is always one row); CSV follows the usual quoting. A line that is not UTF-8,
+not valid JSON or short of fields is an error naming the file and line.
 """
 
 from __future__ import annotations
 
 import csv
 import io
+import json
 from pathlib import Path
 
 from ..config import ConfigError
@@ -17,20 +23,58 @@ from . import hold_out, read_text
 Rows = list[tuple[str, str]]  # (text, label) pairs
 
 
-def read_rows(path: Path, label_column: str) -> Rows:
-    """(text, label) pairs from a .tsv (tab-separated) or .csv file with a header row."""
-    if not path.is_file():
-        raise FileNotFoundError(f"text file {path} does not exist")
+def read_delimited(path: Path) -> list[tuple[int, list[str]]]:
+    """(line, cells) of every row of a .tsv (tab-separated) or .csv file, header first.
+
+    TSV text is taken as it is: a quote is a character, not a delimiter (so one line is
+    always one row); CSV follows the usual quoting."""
     csv.field_size_limit(2**31 - 1)  # long documents are fine: max_length cuts them
     tsv = path.suffix.lower() in (".tsv", ".tab", ".txt")
     dialect = {"delimiter": "\t", "quoting": csv.QUOTE_NONE} if tsv else {"delimiter": ","}
     reader = csv.reader(io.StringIO(read_text(path), newline=""), **dialect)
     try:
-        rows = [(reader.line_num, row) for row in reader if row]
+        return [(reader.line_num, row) for row in reader if row]
     except csv.Error as exc:
         raise ConfigError(f"{path}:{reader.line_num}: {exc}") from None
+
+
+def read_jsonl(path: Path) -> list[tuple[int, list[str]]]:
+    """(line, cells) of a .jsonl file, one JSON object per line; the first object's keys
+    come first, as the header. A missing field is an empty cell."""
+    records = []
+    # split("\n"), not splitlines(): a JSON string may hold U+2028 and other line breaks
+    for line, raw in enumerate(read_text(path).split("\n"), start=1):
+        if not raw.strip():
+            continue
+        try:
+            record = json.loads(raw)
+        except json.JSONDecodeError as exc:
+            raise ConfigError(f"{path}:{line}: not valid JSON ({exc.msg})") from None
+        if not isinstance(record, dict):
+            raise ConfigError(f"{path}:{line}: not a JSON object")
+        records.append((line, record))
+    if not records:
+        return []
+    header = list(records[0][1])
+    return [(0, header)] + [(line, [as_cell(r.get(key)) for key in header]) for line, r in records]
+
+
+def as_cell(value: object) -> str:
+    """A JSON value as a cell: strings as they are, null as empty, others as JSON (1, true)."""
+    if value is None:
+        return ""
+    return value if isinstance(value, str) else json.dumps(value)
+
+
+def read_rows(path: Path, label_column: str) -> Rows:
+    """(text, label) pairs from a .tsv, .csv or .jsonl file."""
+    if not path.is_file():
+        raise FileNotFoundError(f"text file {path} does not exist")
+    jsonl = path.suffix.lower() in (".jsonl", ".ndjson")
+    rows = read_jsonl(path) if jsonl else read_delimited(path)
     if len(rows) < 2:
-        raise ConfigError(f"{path} needs a header row and at least one data row")
+        needs = "at least one JSON object" if jsonl else "a header row and at least one data row"
+        raise ConfigError(f"{path} needs {needs}")
     header = [name.strip() for name in rows[0][1]]
     label = label_column or header[-1]
     if label not in header:
@@ -50,7 +94,7 @@ def read_rows(path: Path, label_column: str) -> Rows:
 
 
 def find_split(root: Path, split: str) -> Path | None:
-    for suffix in (".tsv", ".csv"):
+    for suffix in (".tsv", ".csv", ".jsonl"):
         if (root / f"{split}{suffix}").is_file():
             return root / f"{split}{suffix}"
     return None
@@ -63,7 +107,7 @@ def load_splits(root: str, label_column: str, val_fraction: float) -> tuple[Rows
     if path.is_dir():
         train_path = find_split(path, "train")
         if train_path is None:
-            raise FileNotFoundError(f"data.root {path} has no train.tsv or train.csv")
+            raise FileNotFoundError(f"data.root {path} has no train.tsv, train.csv or train.jsonl")
         val_path = find_split(path, "val")
         if val_path is not None:
             return read_rows(train_path, label_column), read_rows(val_path, label_column)

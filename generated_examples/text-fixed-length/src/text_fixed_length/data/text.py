@@ -6,7 +6,8 @@ val.tsv|csv|jsonl and test.tsv|csv|jsonl (read only by `evaluate --split test`).
 or CSV file the first row names the columns; in a JSONL file every line is one JSON
 object and the first one's keys name the fields. The label is `data.target` (default:
 the last column), the text is "text" (default: the first other column). A line that is
-not UTF-8, not valid JSON or short of fields is an error naming the file and line.
+not UTF-8, not valid JSON or short of fields is an error naming the file and line. The
+files are read by `data/_text_files.py`, which the "hf-text" kind shares.
 
 Text is lower-cased and split into words and punctuation. The vocabulary (index 0 =
 padding, 1 = unknown, then the most frequent training tokens, at most data.vocab_size in
@@ -21,10 +22,7 @@ file is yours: `ptgen update` never touches it.
 
 from __future__ import annotations
 
-import csv
 import functools
-import io
-import json
 import re
 from collections import Counter
 from collections.abc import Callable
@@ -36,10 +34,11 @@ import torch
 
 from ..config import ConfigError, option
 from ..tasks import DataSpec
-from . import DataBundle, TensorDictDataset, hold_out, read_text
+from . import DataBundle, TensorDictDataset
 from ._inputs import RawInputs, texts
 from ._sequences import fixed_length, pad_collate
 from ._synthetic import SyntheticOptions, make_splits
+from ._text_files import find_split, load_splits, read_rows
 
 UNK_INDEX = 1
 SPECIALS = ["<pad>", "<unk>"]  # 0 is _sequences.PAD_INDEX, 1 is UNK_INDEX
@@ -69,99 +68,6 @@ class Options(SyntheticOptions):
 def tokenize(text: str) -> list[str]:
     """'Hello, World!' -> ['hello', ',', 'world', '!']"""
     return TOKEN.findall(text.lower())
-
-
-def read_delimited(path: Path) -> list[tuple[int, list[str]]]:
-    """(line, cells) of every row of a .tsv (tab-separated) or .csv file, header first.
-
-    TSV text is taken as it is: a quote is a character, not a delimiter (so one line is
-    always one row); CSV follows the usual quoting."""
-    csv.field_size_limit(2**31 - 1)  # long documents are fine: max_length cuts them
-    tsv = path.suffix.lower() in (".tsv", ".tab", ".txt")
-    dialect = {"delimiter": "\t", "quoting": csv.QUOTE_NONE} if tsv else {"delimiter": ","}
-    reader = csv.reader(io.StringIO(read_text(path), newline=""), **dialect)
-    try:
-        return [(reader.line_num, row) for row in reader if row]
-    except csv.Error as exc:
-        raise ConfigError(f"{path}:{reader.line_num}: {exc}") from None
-
-
-def read_jsonl(path: Path) -> list[tuple[int, list[str]]]:
-    """(line, cells) of a .jsonl file, one JSON object per line; the first object's keys
-    come first, as the header. A missing field is an empty cell."""
-    records = []
-    # split("\n"), not splitlines(): a JSON string may hold U+2028 and other line breaks
-    for line, raw in enumerate(read_text(path).split("\n"), start=1):
-        if not raw.strip():
-            continue
-        try:
-            record = json.loads(raw)
-        except json.JSONDecodeError as exc:
-            raise ConfigError(f"{path}:{line}: not valid JSON ({exc.msg})") from None
-        if not isinstance(record, dict):
-            raise ConfigError(f"{path}:{line}: not a JSON object")
-        records.append((line, record))
-    if not records:
-        return []
-    header = list(records[0][1])
-    return [(0, header)] + [(line, [as_cell(r.get(key)) for key in header]) for line, r in records]
-
-
-def as_cell(value: object) -> str:
-    """A JSON value as a cell: strings as they are, null as empty, others as JSON (1, true)."""
-    if value is None:
-        return ""
-    return value if isinstance(value, str) else json.dumps(value)
-
-
-def read_rows(path: Path, label_column: str) -> list[tuple[str, str]]:
-    """(text, label) pairs from a .tsv, .csv or .jsonl file."""
-    if not path.is_file():
-        raise FileNotFoundError(f"text file {path} does not exist")
-    jsonl = path.suffix.lower() in (".jsonl", ".ndjson")
-    rows = read_jsonl(path) if jsonl else read_delimited(path)
-    if len(rows) < 2:
-        needs = "at least one JSON object" if jsonl else "a header row and at least one data row"
-        raise ConfigError(f"{path} needs {needs}")
-    header = [name.strip() for name in rows[0][1]]
-    label = label_column or header[-1]
-    if label not in header:
-        raise ConfigError(f"{path} has no label column {label!r}; it has {', '.join(header)}")
-    others = [name for name in header if name != label]
-    if not others:
-        raise ConfigError(f"{path} has no text column besides the label {label!r}")
-    t, y = header.index(others[0] if "text" not in others else "text"), header.index(label)
-    pairs = []
-    for line, row in rows[1:]:
-        if len(row) != len(header):
-            raise ConfigError(f"{path}:{line}: {len(row)} fields, the header has {len(header)}")
-        if not row[y].strip():
-            raise ConfigError(f"{path}:{line}: the label ({label}) is empty")
-        pairs.append((row[t], row[y].strip()))
-    return pairs
-
-
-def find_split(root: Path, split: str) -> Path | None:
-    for suffix in (".tsv", ".csv", ".jsonl"):
-        if (root / f"{split}{suffix}").is_file():
-            return root / f"{split}{suffix}"
-    return None
-
-
-def load_splits(cfg: Options) -> tuple[list[tuple[str, str]], list[tuple[str, str]]]:
-    root = Path(cfg.root).expanduser()
-    if root.is_dir():
-        train_path = find_split(root, "train")
-        if train_path is None:
-            raise FileNotFoundError(f"data.root {root} has no train.tsv, train.csv or train.jsonl")
-        val_path = find_split(root, "val")
-        if val_path is not None:
-            return read_rows(train_path, cfg.target), read_rows(val_path, cfg.target)
-    else:
-        train_path = root
-    rows = read_rows(train_path, cfg.target)
-    train_index, val_index = hold_out(len(rows), cfg.val_fraction)
-    return [rows[i] for i in train_index], [rows[i] for i in val_index]
 
 
 def build_vocab(texts: list[str], max_size: int) -> list[str]:
@@ -194,7 +100,7 @@ def build(cfg: Options, seed: int, state: dict[str, Any] | None = None) -> DataB
     if not cfg.root:
         train, val, spec = make_splits(cfg, seed)
         return batching(train, val, spec, cfg, {})
-    train_rows, val_rows = load_splits(cfg)
+    train_rows, val_rows = load_splits(cfg.root, cfg.target, cfg.val_fraction)
     if state is None:
         state = {
             "vocab": build_vocab([text for text, _ in train_rows], cfg.vocab_size),
