@@ -100,7 +100,7 @@ def fsdp_run(project: Path) -> Path:
     return out
 
 
-def test_fsdp_writes_sharded_checkpoints_and_reaches_ddps_weights(
+def test_fsdp_writes_sharded_checkpoints_reaches_ddps_weights_and_continues_ddps_run(
     project: Path, fsdp_run: Path, tmp_path: Path
 ) -> None:
     names = sorted(p.name for p in fsdp_run.iterdir() if p.name != ".lock")
@@ -122,6 +122,13 @@ def test_fsdp_writes_sharded_checkpoints_and_reaches_ddps_weights(
     got = sharded_weights(fsdp_run / "last.dcp", tmp_path)
     assert got.keys() == want.keys()
     for name, value in want.items():  # the same sums in another order: measured 6e-8
+        torch.testing.assert_close(got[name], value, rtol=1e-5, atol=1e-6)
+    # ddp's single-file checkpoint (mid-epoch, step 15) continues under fsdp
+    switched = tmp_path / "switched"
+    start = f"train.resume={ddp / 'step-00000015.pt'}"
+    run(project, command(TWO, switched, "train.batch_size=8", "train.strategy=fsdp", start))
+    got = sharded_weights(switched / "last.dcp", tmp_path)
+    for name, value in want.items():
         torch.testing.assert_close(got[name], value, rtol=1e-5, atol=1e-6)
 
 
