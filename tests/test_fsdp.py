@@ -4,7 +4,8 @@ Two processes shard the mlp (each hidden block, then the root) and write sharded
 checkpoints (`*.dcp` directories). FSDP reaches DDP's weights; gradient accumulation and
 gradient checkpointing compose with it; a SIGKILLed run resumes bit-identically; a
 2-process checkpoint trains on in one process and back on two (resharded, close but not
-bit-identical); the consolidated file evaluates in one process to the run's last loss.
+bit-identical); the consolidated file evaluates in one process to the run's last loss,
+which every rank computed over its own share of an uneven validation split.
 """
 
 from __future__ import annotations
@@ -26,7 +27,7 @@ pytestmark = pytest.mark.slow
 PKG = "fsdp_proj"
 STEPS = 18  # 3 epochs x 6 steps: 96 samples / (2 ranks x 8)
 BASE = [
-    "--set", "data.name=slowsynthetic",
+    "--set", "data.name=unevenval",
     "--set", "model.name=mlp",  # two hidden blocks, sharded one by one
     "--set", "model.dropout=0.0",  # no random masks: DDP and FSDP draw them differently
     "--set", "model.width=16",
@@ -39,11 +40,26 @@ BASE = [
 ]  # fmt: skip
 TWO = ["-m", "torch.distributed.run", "--standalone", "--nproc_per_node=2"]
 
+# slowsynthetic with 17 validation samples: rank 0 validates 9 (two batches), rank 1 8
+# (one), so under fsdp rank 1 must join rank 0's second weight gather without counting it.
+UNEVEN_VALIDATION = """
+from torch.utils.data import Subset
+
+from . import DataBundle
+from .slowsynthetic import Options, build as build_slow
+
+
+def build(cfg, seed, state=None) -> DataBundle:
+    bundle = build_slow(cfg, seed, state)
+    return DataBundle(bundle.train, Subset(bundle.val, range(17)), bundle.spec)
+"""
+
 
 @pytest.fixture(scope="module")
 def project(tmp_path_factory: pytest.TempPathFactory) -> Path:
     path = generate(tmp_path_factory.mktemp("fsdp"), name="fsdp-proj", model="mlp")
     (path / "src" / PKG / "data" / "slowsynthetic.py").write_text(SLOW_DATASET)
+    (path / "src" / PKG / "data" / "unevenval.py").write_text(UNEVEN_VALIDATION)
     return path
 
 
@@ -84,7 +100,7 @@ def fsdp_run(project: Path) -> Path:
     return out
 
 
-def test_fsdp_writes_sharded_checkpoints_and_reaches_ddps_weights(
+def test_fsdp_writes_sharded_checkpoints_reaches_ddps_weights_and_continues_ddps_run(
     project: Path, fsdp_run: Path, tmp_path: Path
 ) -> None:
     names = sorted(p.name for p in fsdp_run.iterdir() if p.name != ".lock")
@@ -106,6 +122,13 @@ def test_fsdp_writes_sharded_checkpoints_and_reaches_ddps_weights(
     got = sharded_weights(fsdp_run / "last.dcp", tmp_path)
     assert got.keys() == want.keys()
     for name, value in want.items():  # the same sums in another order: measured 6e-8
+        torch.testing.assert_close(got[name], value, rtol=1e-5, atol=1e-6)
+    # ddp's single-file checkpoint (mid-epoch, step 15) continues under fsdp
+    switched = tmp_path / "switched"
+    start = f"train.resume={ddp / 'step-00000015.pt'}"
+    run(project, command(TWO, switched, "train.batch_size=8", "train.strategy=fsdp", start))
+    got = sharded_weights(switched / "last.dcp", tmp_path)
+    for name, value in want.items():
         torch.testing.assert_close(got[name], value, rtol=1e-5, atol=1e-6)
 
 
@@ -170,7 +193,7 @@ def test_consolidated_checkpoint_evaluates_in_one_process_to_the_runs_last_loss(
     metrics = json.loads(run(project, evaluate).stdout.strip().splitlines()[-1])
     rows = list(csv.DictReader(open(fsdp_run / "metrics.csv", encoding="utf-8")))
     last_val = [row for row in rows if row["split"] == "val"][-1]
-    assert metrics["num_samples"] == 96 // 4
+    assert metrics["num_samples"] == 17
     assert abs(metrics["loss"] - float(last_val["loss"])) < 1e-5
     again = subprocess.run(
         [*cmd, "--output", str(output)], cwd=project, env=env(project), capture_output=True,

@@ -255,15 +255,19 @@ def load_model_state(
 
     The weights go into the plain module, also when `model` is wrapped by torch.compile
     or DDP, so a checkpoint moves freely between compiled and plain models. A sharded
-    checkpoint directory loads into a sharded or a plain model (with `optimizer`: its
-    state too), at any number of processes.
+    checkpoint directory loads into a sharded or a plain model, at any number of
+    processes, and a file into a sharded model (both with `optimizer`: its state too).
     """
     try:
         if Path(path).is_dir():
             sharding.load_sharded(Path(path), unwrap(model), optimizer)
+        elif sharding.is_sharded(unwrap(model)):
+            weights = clean_state_dict(checkpoint["model_state_dict"])
+            optimizer_state = checkpoint["optimizer_state_dict"]
+            sharding.load_full(unwrap(model), weights, optimizer, optimizer_state)
         else:
             unwrap(model).load_state_dict(clean_state_dict(checkpoint["model_state_dict"]))
-    except RuntimeError as exc:
+    except (RuntimeError, ValueError, KeyError) as exc:
         saved = checkpoint.get("config", {})
         changed = [
             f"{section}.{key} {saved[section][key]!r} -> {value!r}"
@@ -364,16 +368,12 @@ def restore_training(
     world_size: int = 1,
 ) -> TrainState:
     """Load every state into the live objects; returns where training was."""
-    sharded = Path(path).is_dir()
-    if sharding.is_sharded(unwrap(model)) and not sharded:
-        raise CheckpointError(
-            f"{path}: train.strategy=fsdp resumes from a sharded checkpoint (a .dcp "
-            "directory); continue this one with train.strategy=ddp"
-        )
+    # a sharded checkpoint, or any into a sharded model: DCP's loaders set the optimizer too
+    optimizer_too = Path(path).is_dir() or sharding.is_sharded(unwrap(model))
     check_global_batch(checkpoint, path, config["train"]["batch_size"] * world_size)
-    load_model_state(model, checkpoint, path, config, optimizer if sharded else None)
+    load_model_state(model, checkpoint, path, config, optimizer if optimizer_too else None)
     try:
-        if not sharded:
+        if not optimizer_too:
             optimizer.load_state_dict(checkpoint["optimizer_state_dict"])
         scheduler.load_state_dict(checkpoint["scheduler_state_dict"])
         scaler.load_state_dict(checkpoint["scaler_state_dict"])

@@ -22,6 +22,7 @@ import contextlib
 import warnings
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import torch
 import torch.distributed as dist
@@ -29,6 +30,7 @@ import torch.distributed.checkpoint as dcp
 from torch import nn
 from torch.distributed.checkpoint.api import CheckpointException
 from torch.distributed.checkpoint.state_dict import (
+    StateDictOptions,
     get_model_state_dict,
     get_optimizer_state_dict,
     get_state_dict,
@@ -123,6 +125,30 @@ def load_sharded(
     set_model_state_dict(model, state["model"])
     if optimizer is not None:
         set_optimizer_state_dict(model, optimizer, state["optimizer"])
+
+
+def load_full(
+    model: nn.Module,
+    model_state: dict[str, Any],
+    optimizer: torch.optim.Optimizer | None = None,
+    optimizer_state: dict[str, Any] | None = None,
+) -> None:
+    """Load a one-file checkpoint (whole tensors; the optimizer's state keyed by position,
+    as `Optimizer.state_dict()` writes it) into a sharded model: each rank keeps its part.
+    The optimizer is built as when the file was written, so positions match in order."""
+    whole = StateDictOptions(full_state_dict=True)
+    set_model_state_dict(model, model_state, options=whole)
+    if optimizer is None or optimizer_state is None:
+        return
+    names = {param: name for name, param in model.named_parameters()}
+    by_name: dict[str, Any] = {"state": {}, "param_groups": []}
+    state = optimizer_state["state"]
+    for saved, live in zip(optimizer_state["param_groups"], optimizer.param_groups, strict=True):
+        keys = [names[param] for param in live["params"]]
+        by_name["param_groups"].append({**saved, "params": keys})
+        positions = zip(saved["params"], keys, strict=True)
+        by_name["state"].update({key: state[i] for i, key in positions if i in state})
+    set_optimizer_state_dict(model, optimizer, by_name, options=whole)
 
 
 @contextlib.contextmanager
