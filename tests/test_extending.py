@@ -99,6 +99,9 @@ class Bag(nn.Module):
         self.head = nn.Sequential(nn.Dropout(dropout), nn.Linear(width, outputs))
         self.grad_checkpointing = gc
 
+    def repeated_blocks(self) -> list[nn.Module]:
+        return [self.embedding]  # what train.strategy=fsdp shards on its own
+
     def forward(
         self, inputs: torch.Tensor, lengths: torch.Tensor, padding_mask: torch.Tensor
     ) -> torch.Tensor:

@@ -72,7 +72,8 @@ import csv, json
 import torch
 
 from hf_proj.config import load_config
-from hf_proj.train import evaluate_checkpoint, fit
+from hf_proj.evaluate import evaluate_checkpoint
+from hf_proj.train import fit
 
 base = [
     "data.name=hf_text", "data.root=reviews.tsv", "data.tokenizer=tiny-bert",

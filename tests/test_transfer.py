@@ -74,7 +74,9 @@ five = run("five", "data.num_classes=5", f"model.init_from={sys.argv[1]}")
 state = five.model.state_dict()
 head = {"classifier.1.weight", "classifier.1.bias"}
 assert all(torch.equal(state[k], pre[k]) for k in state if k not in head)
-assert state["classifier.1.weight"].shape == (5, 8) and pre["classifier.1.weight"].shape == (10, 8)
+# width 8 x the cnn's 4x4 pooled grid (model.pool_size) = 128 inputs to the head
+assert state["classifier.1.weight"].shape == (5, 128)
+assert pre["classifier.1.weight"].shape == (10, 128)
 assert five.state.step == 0 and five.optimizer.state_dict()["state"] == {}
 
 save_file({f"module.{k}": v for k, v in pre.items()}, "pre.safetensors")
@@ -96,7 +98,7 @@ def test_init_from_loads_what_fits_and_reinitialises_the_head(
     assert lines[-1] == "OK"
     table = "\n".join(lines[:5])  # the first report: into the 5-class model
     assert "loaded            24 tensors" in table
-    assert "re-initialised     2 tensors  classifier.1.weight (10, 8) -> (5, 8)" in table
+    assert "re-initialised     2 tensors  classifier.1.weight (10, 128) -> (5, 128)" in table
     assert "missing            0" in table and "unexpected         0" in table
 
 
