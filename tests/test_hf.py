@@ -109,7 +109,15 @@ def test_tiny_encoder_fine_tunes_evaluates_and_resumes_exactly(project: Path) ->
     assert out["evaluated"]["accuracy"] == out["straight"]["accuracy"]
     assert out["evaluated"]["num_samples"] == 40
     assert out["steps"] == [30, 30] and out["same_weights"]
-    assert out["data_state"] == {"tokenizer": "tiny-bert", "labels": ["neg", "pos"]}
+    assert out["data_state"] == {"tokenizer": "tiny-bert", "classes": ["neg", "pos"]}
+    # predict tokenises new texts with the checkpoint's tokenizer and names the classes
+    (project / "new.txt").write_text("a great lovely film\nawful and poor\n", encoding="utf-8")
+    result = run_in_project(
+        project, "-m", PKG, "predict", "--checkpoint", "runs/a/last.pt", "new.txt"
+    )
+    assert result.returncode == 0, result.stderr[-3000:]
+    records = [json.loads(line) for line in result.stdout.splitlines()]
+    assert [r["row"] for r in records] == [1, 2] and {r["label"] for r in records} <= {"neg", "pos"}
 
 
 def test_hf_settings_that_cannot_work_are_one_line(project: Path, tmp_path: Path) -> None:
