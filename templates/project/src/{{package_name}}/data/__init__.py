@@ -20,7 +20,7 @@ import torch
 from torch.utils.data import DataLoader, Dataset, DistributedSampler, Sampler
 
 from ..config import Config, ConfigError, DataConfig, component
-from ..runtime import DistInfo, seed_worker
+from ..runtime import DistInfo, kill_workers_at_exit, seed_worker
 from ..tasks import DataSpec
 
 
@@ -228,6 +228,8 @@ def eval_loader(
 
 def loader_options(num_workers: int, device: torch.device, seed: int) -> dict[str, Any]:
     """DataLoader settings that are valid together (the guide's set raises with 0 workers)."""
+    if num_workers > 0:
+        kill_workers_at_exit()
     return {
         "num_workers": num_workers,
         "pin_memory": device.type == "cuda",  # pinned memory only helps host->CUDA copies
