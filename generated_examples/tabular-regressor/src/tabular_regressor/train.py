@@ -247,9 +247,12 @@ def prepare_model(
 
 def data_advice(share: float, num_workers: int) -> str:
     """One line for a run whose steps waited for data: what to change."""
+    waited = f"data: the training steps spent {share:.0%} of their time waiting for batches"
+    if num_workers == 0:
+        return f"{waited}; load them in parallel: data.num_workers=auto (or a number)"
     return (
-        f"data: the training steps spent {share:.0%} of their time waiting for batches "
-        f"with data.num_workers={num_workers}; raise data.num_workers to load them in parallel"
+        f"{waited} with data.num_workers={num_workers}; raise it while cores are idle, "
+        "else make each sample cheaper to load"
     )
 
 
