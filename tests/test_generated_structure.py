@@ -112,6 +112,7 @@ def test_every_decision_of_the_loop_is_in_one_function(default_project: Path) ->
     assert decisions <= used, decisions - used
     assert {"save", "evaluate", "forward_backward", "optimizer_step", "is_better"} <= used
     assert {"improves", "agreed", "lower_lr"} <= used  # early stop, stop signal, lr drop
+    assert {"data_wait_share", "DATA_BOUND"} <= used  # the advice when data is the bottleneck
     assert any(isinstance(n, ast.Break) for n in ast.walk(loop))  # the max_steps stop
     # the only other functions of train.py build the run or are called from the loop
     helpers = {n.name for n in tree.body if isinstance(n, ast.FunctionDef)} - {"train"}
@@ -124,6 +125,7 @@ def test_every_decision_of_the_loop_is_in_one_function(default_project: Path) ->
         "save",
         "trained_model",
         "consolidate",
+        "data_advice",
     }
 
 

@@ -192,7 +192,13 @@ def test_sigkill_then_resume_with_augmentation_and_workers_is_bit_identical(
 ) -> None:
     """Augmentation is drawn from (seed, epoch, sample index): an uninterrupted run in one
     process and a run killed mid-epoch and resumed with 2 workers end bit-identical."""
-    reference = train(project, tmp_path / "reference", *augmented, f"train.max_steps={STEPS}")
+    reference = train(
+        project,
+        tmp_path / "reference",
+        *augmented,
+        "data.num_workers=0",
+        f"train.max_steps={STEPS}",
+    )
     assert reference.returncode == 0, reference.stderr
     out = tmp_path / "run"
     kill_after_checkpoint(project, out, step=9, workers=2, extra=augmented)

@@ -35,10 +35,12 @@ def option(
     choices: tuple[str, ...] = (),
     low: float | None = None,
     high: float | None = None,
+    auto: bool = False,
 ) -> Any:
     """A config field: its default, one line of help (its comment in default.toml) and,
-    optionally, the values it allows or an inclusive numeric range."""
-    metadata = {"doc": doc, "choices": choices, "low": low, "high": high}
+    optionally, the values it allows or an inclusive numeric range. `auto`: an integer
+    field that also takes the word "auto" (the code that uses it picks the number)."""
+    metadata = {"doc": doc, "choices": choices, "low": low, "high": high, "auto": auto}
     return field(default=default, metadata=metadata)
 
 
@@ -47,7 +49,12 @@ class DataConfig:
     """[data] keys of every dataset; a dataset component's `Options` adds its own."""
 
     name: str = option("image_folder", "dataset component: a module in data/")
-    num_workers: int = option(0, "DataLoader worker processes (0 loads in the main process)", low=0)
+    num_workers: int | str = option(
+        0,
+        "DataLoader worker processes (0: the main process; auto: per usable core)",
+        low=0,
+        auto=True,
+    )
     balanced_sampler: bool = option(
         False, "draw training samples with replacement, every class equally often"
     )
@@ -279,10 +286,16 @@ def _assign(config: Config, key: str, value: Any) -> None:
         return
     section_name, _, name = key.partition(".")
     section = getattr(config, section_name) if section_name in ("data", "model", "train") else None
-    if section is None or name not in {f.name for f in dataclasses.fields(section)}:
+    fields = {f.name: f for f in dataclasses.fields(section)} if section is not None else {}
+    if name not in fields:
         raise ConfigError(
             f"unknown config key {key!r}; valid keys: {', '.join(valid_keys(config))}"
         )
+    if fields[name].metadata.get("auto"):
+        if value != "auto" and type(value) is not int:
+            raise ConfigError(f'{key} expects an integer or "auto", got {value!r}')
+        setattr(section, name, value)
+        return
     setattr(section, name, _coerce(key, value, type(getattr(section, name))))
 
 
@@ -332,6 +345,8 @@ def _validate(config: Config) -> None:
         for f in dataclasses.fields(values):
             key, value = f"{section}.{f.name}", getattr(values, f.name)
             choices, low, high = (f.metadata.get(k) for k in ("choices", "low", "high"))
+            if f.metadata.get("auto") and value == "auto":
+                continue
             if choices and value not in choices:
                 raise ConfigError(f"{key} must be one of {', '.join(choices)}; got {value!r}")
             if isinstance(value, float) and not math.isfinite(value):

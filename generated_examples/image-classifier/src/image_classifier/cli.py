@@ -158,7 +158,7 @@ def main(argv: list[str] | None = None) -> int:
 
             return run_smoke(load_config(args.config, args.overrides), args.steps, args.json)
     except (ConfigError, CheckpointError, RuntimeError, OSError) as exc:  # one line, no traceback
-        print(f"error: {exc}", file=sys.stderr)
+        print(f"error: {error_message(exc)}", file=sys.stderr)
         return 1
     except KeyboardInterrupt:
         print("interrupted; continue a training run with --set train.resume=auto", file=sys.stderr)
@@ -182,6 +182,16 @@ def run_experiment(args: argparse.Namespace) -> int:
         return repeat(config, args.seeds, Path(args.out))
     seed = config.train.seed if args.seed is None else args.seed
     return cross_validate(config, args.folds, seed, Path(args.out))
+
+
+def error_message(exc: Exception) -> str:
+    """The error's message; for one raised in a DataLoader worker (data.num_workers),
+    which PyTorch re-raises with the worker's traceback, the original message alone."""
+    message = str(exc)
+    if "Original Traceback" not in message:
+        return message
+    last = message.strip().splitlines()[-1]  # "package.config.ConfigError: cannot read ..."
+    return last.split(": ", 1)[-1]
 
 
 def json_line(values: dict[str, object]) -> str:

@@ -28,7 +28,7 @@ def plot_metrics(run_dir: str | Path, output: str | Path | None = None) -> Path:
     with open(path, newline="", encoding="utf-8") as handle:
         rows = list(csv.DictReader(handle))
     # the task's metrics: every column that is not bookkeeping (accuracy, mae, ...)
-    bookkeeping = {"step", "epoch", "split", "loss", "lr", "samples_per_sec"}
+    bookkeeping = {"step", "epoch", "split", "loss", "lr", "samples_per_sec", "data_wait"}
     metric = next((c for c in rows[0] if c not in bookkeeping), "loss") if rows else "loss"
     figure, (loss_axes, metric_axes) = plt.subplots(1, 2, figsize=(10, 4))
     for split in ("train", "val"):

@@ -6,7 +6,9 @@ backward pass; every `train.grad_accum_steps` batches an optimizer step; then, i
 open, a log line every `train.log_every` steps, a checkpoint every `train.checkpoint_every`
 steps, the stop at `train.max_steps` and the stop on a signal (SIGTERM, SIGUSR1, Ctrl-C:
 last.pt, no evaluation); at each epoch end an evaluation, early stopping, the plateau
-schedule's drop, best.pt and last.pt. The monitor only records what it is handed.
+schedule's drop, best.pt and last.pt; at the end, one line of advice when the steps spent
+more than DATA_BOUND of their time waiting for batches. The monitor only records what it
+is handed.
 """
 
 from __future__ import annotations
@@ -34,6 +36,8 @@ from .sharding import shard_model
 from .stopping import StopSignals, improves
 from .tasks import DataSpec, Task, get_task
 from .transfer import freeze, frozen_batch_norm_eval, init_weights
+
+DATA_BOUND = 0.2  # a larger share of step time waiting for batches: data is the bottleneck
 
 
 class NonFiniteLossError(RuntimeError):
@@ -164,6 +168,8 @@ def train(run: Run) -> dict[str, Any]:
             print(f"early stopping: no improvement of {task.monitor} in {patience} evaluations")
     if not result and not stopped_by:  # nothing was left to train: report where it ended
         result = evaluate(unwrap(run.train_model), run.val_loader, task, run.precision, run.info)
+    if run.info.is_main and monitor.data_wait_share() > DATA_BOUND:
+        print(data_advice(monitor.data_wait_share(), run.train_loader.num_workers))
     monitor.close(interrupted=stopped_by is not None)
     return {**result, "step": state.step, "epoch": state.epoch, "stopped_by": stopped_by}
 
@@ -237,6 +243,17 @@ def prepare_model(
     if config.train.compile:
         model = torch.compile(model, mode=config.train.compile_mode)
     return model
+
+
+def data_advice(share: float, num_workers: int) -> str:
+    """One line for a run whose steps waited for data: what to change."""
+    waited = f"data: the training steps spent {share:.0%} of their time waiting for batches"
+    if num_workers == 0:
+        return f"{waited}; load them in parallel: data.num_workers=auto (or a number)"
+    return (
+        f"{waited} with data.num_workers={num_workers}; raise it while cores are idle, "
+        "else make each sample cheaper to load"
+    )
 
 
 def check_finite(summary: LossSummary | None, run: Run) -> None:

@@ -1,5 +1,5 @@
 """What a run records: the resolved config, metrics.csv (and TensorBoard), a progress bar,
-the training-loss window and the profiler.
+the training-loss window, the time spent waiting for data and the profiler.
 
 The monitor only records what the training loop hands it: it never saves a checkpoint,
 never stops training and never sees the run itself.
@@ -30,16 +30,32 @@ class LossSummary:
 
     loss: float  # mean of the finite losses (NaN when none was finite)
     samples_per_sec: float
+    data_wait: float  # share of the time spent waiting for the next batch (mean of the ranks)
     nonfinite: tuple[int, float] | None = None  # (step, value) of the first NaN/inf loss
 
 
 class LossWindow:
-    """Per-step losses kept on the device, read back once per log (no per-step sync)."""
+    """Per-step losses kept on the device, read back once per log (no per-step sync), and
+    the host time spent waiting for batches in that interval.
+
+    The clock pauses between epochs (evaluation and checkpoints at an epoch end are not
+    training time); `waited` and `elapsed` also add up over the whole run."""
 
     def __init__(self) -> None:
         self.losses: list[torch.Tensor] = []
         self.first_step = 0
         self.started = time.perf_counter()
+        self.paused_at: float | None = None
+        self.waiting = 0.0  # seconds spent in the loader's next() since the last flush
+        self.waited = self.elapsed = 0.0  # the run's totals, over the flushed intervals
+
+    def pause(self) -> None:
+        self.paused_at = time.perf_counter()
+
+    def resume(self) -> None:
+        if self.paused_at is not None:  # the pause does not count as elapsed time
+            self.started += time.perf_counter() - self.paused_at
+            self.paused_at = None
 
     def add(self, loss: torch.Tensor, step: int) -> None:
         if not self.losses:
@@ -50,10 +66,13 @@ class LossWindow:
         """Summarise and empty the window; every rank must call it (losses are all-reduced)."""
         if not self.losses:
             return None
-        losses = all_reduce_sum(torch.stack(self.losses).float(), info) / info.world_size
-        values = losses.cpu().tolist()  # the one host sync per log interval
+        losses = torch.stack(self.losses).float()  # (steps,)
+        waiting = torch.tensor([self.waiting], device=losses.device)  # (1,), one all-reduce
+        values = all_reduce_sum(torch.cat([losses, waiting]), info) / info.world_size
+        *values, waiting = values.cpu().tolist()  # the one host sync per log interval
         elapsed = max(time.perf_counter() - self.started, 1e-9)
-        self.losses, self.started = [], time.perf_counter()
+        self.losses, self.started, self.waiting = [], time.perf_counter(), 0.0
+        self.waited, self.elapsed = self.waited + waiting, self.elapsed + elapsed
         finite = [v for v in values if math.isfinite(v)]
         bad = next(
             ((self.first_step + i, v) for i, v in enumerate(values) if not math.isfinite(v)), None
@@ -61,6 +80,7 @@ class LossWindow:
         return LossSummary(
             loss=sum(finite) / len(finite) if finite else float("nan"),
             samples_per_sec=len(values) * samples_per_step / elapsed,
+            data_wait=min(waiting / elapsed, 1.0),
             nonfinite=bad,
         )
 
@@ -247,6 +267,7 @@ class Monitor:
         if info.is_main:
             out_dir.mkdir(parents=True, exist_ok=True)
             columns = ("step", "epoch", "split", "loss", *metrics, "lr", "samples_per_sec")
+            columns += ("data_wait",)  # share of the step time spent waiting for the next batch
             self.metrics_file = MetricsFile(out_dir / "metrics.csv", columns, resume_step)
             self.board = _summary_writer(out_dir / "tensorboard") if tensorboard else None
             if mlflow_run_id is not None:
@@ -264,11 +285,31 @@ class Monitor:
             self.mlflow.log_params(values)
 
     def progress(self, batches: Iterable[Any], total: int, desc: str) -> Iterator[Any]:
-        """A progress bar on an interactive terminal (main process only); silent otherwise."""
+        """The batches of an epoch, timed (`waited_for`), with a progress bar on an
+        interactive terminal (main process only); silent otherwise."""
+        timed = self.waited_for(batches)
         if not (self.info.is_main and sys.stderr.isatty()):
-            return iter(batches)
-        self.bar = tqdm(batches, total=total, desc=desc, leave=False, dynamic_ncols=True)
+            return timed
+        self.bar = tqdm(timed, total=total, desc=desc, leave=False, dynamic_ncols=True)
         return iter(self.bar)
+
+    def waited_for(self, batches: Iterable[Any]) -> Iterator[Any]:
+        """Yields the batches, adding the time spent waiting for each to the loss window.
+        Host time around the loader's next() only: no device sync (a device that is the
+        bottleneck makes the host wait elsewhere, in the step, not here)."""
+        self.window.resume()
+        start = time.perf_counter()
+        iterator = iter(batches)  # (re)starts the epoch's loading: counted as waiting too
+        for batch in iterator:
+            self.window.waiting += time.perf_counter() - start
+            yield batch
+            start = time.perf_counter()
+        self.window.waiting += time.perf_counter() - start
+        self.window.pause()  # the epoch ended: evaluation and checkpoints are not step time
+
+    def data_wait_share(self) -> float:
+        """The share of the logged training time spent waiting for batches (0 if none)."""
+        return self.window.waited / self.window.elapsed if self.window.elapsed else 0.0
 
     def record_step(self, loss: torch.Tensor, step: int) -> None:
         """After every optimizer step: keep the loss (on the device) and advance the profiler."""
@@ -280,10 +321,12 @@ class Monitor:
         summary = self.window.flush(self.samples_per_step, self.info)
         if summary is not None:
             row = {"loss": summary.loss, "samples_per_sec": summary.samples_per_sec, "lr": lr}
-            self._write(step, epoch, "train", row)
+            self._write(step, epoch, "train", {**row, "data_wait": summary.data_wait})
             if self.bar is not None:
                 self.bar.set_postfix(
-                    loss=f"{summary.loss:.4f}", samples_s=f"{summary.samples_per_sec:.0f}"
+                    loss=f"{summary.loss:.4f}",
+                    samples_s=f"{summary.samples_per_sec:.0f}",
+                    data_wait=f"{summary.data_wait:.0%}",
                 )
         return summary
 

@@ -54,6 +54,13 @@ class Options(SyntheticOptions):
 
     The synthetic options are used while `root` is empty."""
 
+    # decoding and resizing images is the slow part of a step: in parallel by default
+    num_workers: int | str = option(
+        "auto",
+        "DataLoader worker processes (0: the main process; auto: per usable core)",
+        low=0,
+        auto=True,
+    )
     root: str = option("", "folder with train/<class>/ (and val/<class>/); empty: synthetic images")
     val_fraction: float = option(
         0.2, "share of each class held out for validation when root has no val/", low=0.0, high=1.0

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import dataclasses
 import itertools
+import multiprocessing
 import os
 import sys
 from collections.abc import Callable, Iterator
@@ -205,7 +206,10 @@ def build_loaders(
             f"train.strategy=fsdp: the validation split has {len(bundle.val)} samples, "
             f"fewer than the {info.world_size} processes"
         )
-    common = loader_options(config.data.num_workers, device, config.train.seed)
+    workers = worker_count(config.data.num_workers, bundle.train)
+    if config.data.num_workers == "auto":
+        note(f"{workers} loader worker process(es) per training process (data.num_workers=auto)")
+    common = loader_options(workers, device, config.train.seed)
     common["collate_fn"] = bundle.collate_fn
     if bundle.batch_sampler is not None:
         batches = bundle.batch_sampler(sampler, batch_size)
@@ -219,11 +223,40 @@ def eval_loader(
     bundle: DataBundle, split: Dataset, config: Config, info: DistInfo, device: torch.device
 ) -> DataLoader:
     """Batches of an evaluation split in order, every sample once across ranks."""
-    common = loader_options(config.data.num_workers, device, config.train.seed)
+    workers = worker_count(config.data.num_workers, split)
+    common = loader_options(workers, device, config.train.seed)
     sampler = ShardSampler(split, info)
     return DataLoader(
         split, config.train.batch_size, sampler=sampler, collate_fn=bundle.collate_fn, **common
     )
+
+
+def worker_count(setting: int | str, dataset: Dataset) -> int:
+    """data.num_workers as a number. "auto": none for tensors already in memory (workers
+    would only copy them) or where worker processes cannot start; else one per core this
+    process may use, less one for the main process (the cores are shared by the processes
+    torchrun started on this machine). The count never changes the batches: samples are
+    read by index, and augmentation draws from (seed, epoch, index)."""
+    if setting != "auto":
+        return int(setting)
+    samples = dataset.dataset if isinstance(dataset, Selection) else dataset  # a fold of cv
+    if isinstance(samples, TensorDictDataset) or not workers_can_start():
+        return 0
+    usable = os.sched_getaffinity(0) if hasattr(os, "sched_getaffinity") else None
+    cores = len(usable) if usable else os.cpu_count() or 1
+    return max(cores // int(os.environ.get("LOCAL_WORLD_SIZE", "1")) - 1, 0)
+
+
+def workers_can_start() -> bool:
+    """Whether DataLoader worker processes can start here: not in a daemonic process (it
+    may not have children), and where the queues they need work (no /dev/shm, say)."""
+    if multiprocessing.current_process().daemon:
+        return False
+    try:
+        multiprocessing.get_context().Queue().close()
+    except (OSError, ImportError, NotImplementedError):
+        return False
+    return True
 
 
 def loader_options(num_workers: int, device: torch.device, seed: int) -> dict[str, Any]:

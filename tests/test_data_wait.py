@@ -1,0 +1,134 @@
+"""Issue 21: a run says when data is the bottleneck, and `data.num_workers = "auto"`.
+
+The share of step time spent waiting for the next batch is in metrics.csv (`data_wait`,
+host time around the loader's next(), no device sync); above 20% the run ends with one
+line of advice. Measured on a generated project with a deliberately slow dataset.
+"""
+
+from __future__ import annotations
+
+import csv
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import torch
+from helpers import SLOW_DATASET, generate
+from PIL import Image
+
+from ptgen.components import add_component
+
+PKG = "wait_proj"
+SMALL = [
+    "data.num_samples=64",
+    "data.image_size=16",
+    "model.width=8",
+    "train.batch_size=8",
+    "train.max_steps=12",
+    "train.log_every=4",
+    "train.device=cpu",
+]
+
+
+@pytest.fixture(scope="module")
+def project(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    path = generate(tmp_path_factory.mktemp("wait"), name="wait-proj")
+    (path / "src" / PKG / "data" / "slowsynthetic.py").write_text(SLOW_DATASET)
+    return path
+
+
+def train(project: Path, out: Path, *sets: str) -> subprocess.CompletedProcess[str]:
+    args = [a for s in (*SMALL, f"train.out_dir={out}", *sets) for a in ("--set", s)]
+    return subprocess.run(
+        [sys.executable, "-m", PKG, "train", *args],
+        cwd=project,
+        env=dict(os.environ, PYTHONPATH=str(project / "src"), OMP_NUM_THREADS="1"),
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+
+
+def data_wait(out: Path) -> list[float]:
+    rows = csv.DictReader(open(out / "metrics.csv", encoding="utf-8"))
+    return [float(row["data_wait"]) for row in rows if row["split"] == "train"]
+
+
+@pytest.mark.slow
+def test_a_slow_dataset_shows_in_metrics_and_ends_with_advice(
+    project: Path, tmp_path: Path
+) -> None:
+    slow = train(project, tmp_path / "slow", "data.name=slowsynthetic")
+    assert slow.returncode == 0, slow.stderr
+    shares = data_wait(tmp_path / "slow")
+    assert len(shares) == 3 and all(share > 0.3 for share in shares), shares  # 64 ms a batch
+    advice = [line for line in slow.stdout.splitlines() if "waiting for batches" in line]
+    assert len(advice) == 1 and "data.num_workers=auto" in advice[0], slow.stdout
+
+    plain = train(project, tmp_path / "plain")  # the default synthetic data, in memory
+    assert plain.returncode == 0, plain.stderr
+    shares = data_wait(tmp_path / "plain")
+    assert len(shares) == 3 and all(0 <= share < 0.2 for share in shares), shares
+    assert "waiting for batches" not in plain.stdout
+
+
+# worker_count's rules, checked in one process of the generated project.
+AUTO_RULES = """
+import multiprocessing, os, sys
+from {pkg}.data import Selection, TensorDictDataset, worker_count
+
+class Files:  # a dataset that reads its samples (not tensors in memory)
+    def __len__(self):
+        return 4
+
+cores = len(os.sched_getaffinity(0))
+tensors = TensorDictDataset([1, 2], [0, 1])
+said = [worker_count(3, tensors), worker_count("auto", tensors)]
+said += [worker_count("auto", Selection(tensors, [0], None)), worker_count("auto", Files())]
+os.environ["LOCAL_WORLD_SIZE"] = "2"
+said.append(worker_count("auto", Files()))
+multiprocessing.current_process().daemon = True  # a daemonic process has no children
+said.append(worker_count("auto", Files()))
+print(said == [3, 0, 0, max(cores - 1, 0), max(cores // 2 - 1, 0), 0], said, cores)
+"""
+
+
+def test_auto_workers_follow_the_cores_and_the_data(project: Path) -> None:
+    """data.num_workers=auto: one worker per usable core (less the main process's),
+    shared by torchrun's processes; none for tensors in memory or in a daemonic process."""
+    result = subprocess.run(
+        [sys.executable, "-c", AUTO_RULES.format(pkg=PKG)],
+        env=dict(os.environ, PYTHONPATH=str(project / "src")),
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert result.stdout.startswith("True"), result.stdout + result.stderr
+
+
+@pytest.mark.slow
+def test_auto_workers_train_bit_identical_to_the_main_process(
+    project: Path, tmp_path: Path
+) -> None:
+    """The image-folder kind defaults to data.num_workers=auto; with augmentation drawn
+    from (seed, epoch, index), its weights equal those of a run without workers."""
+    add_component(project, "dataset", "images", "image-folder")
+    root = tmp_path / "images"
+    for i in range(40):
+        split, label = "val" if i % 5 == 0 else "train", f"c{i % 2}"
+        (root / split / label).mkdir(parents=True, exist_ok=True)
+        Image.effect_noise((20, 20), 40 + i).convert("RGB").save(root / split / label / f"{i}.png")
+    sets = ["data.name=images", f"data.root={root}", "data.augment=standard", "train.max_steps=6"]
+    auto = train(project, tmp_path / "auto", *sets)
+    assert auto.returncode == 0, auto.stderr
+    cores = len(os.sched_getaffinity(0))
+    assert f"data: {max(cores - 1, 0)} loader worker process(es)" in auto.stderr, auto.stderr
+    main = train(project, tmp_path / "main", *sets, "data.num_workers=0")
+    assert main.returncode == 0, main.stderr
+    got, want = (
+        torch.load(tmp_path / run / "last.pt", weights_only=True)["model_state_dict"]
+        for run in ("auto", "main")
+    )
+    assert all(torch.equal(got[name], want[name]) for name in want)
