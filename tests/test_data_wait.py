@@ -132,3 +132,45 @@ def test_auto_workers_train_bit_identical_to_the_main_process(
         for run in ("auto", "main")
     )
     assert all(torch.equal(got[name], want[name]) for name in want)
+
+
+FAILING_DATASET = """
+from . import DataBundle
+from ._synthetic import SyntheticOptions as Options, make_splits
+
+
+class Failing:
+    def __init__(self, dataset):
+        self.dataset = dataset
+
+    def __len__(self):
+        return len(self.dataset)
+
+    def __getitem__(self, index):
+        if index == 5:
+            raise ValueError("sample 5 cannot be read")
+        return self.dataset[index]
+
+
+def build(cfg, seed, state=None) -> DataBundle:
+    train, val, spec = make_splits(cfg, seed)
+    return DataBundle(Failing(train), val, spec)
+"""
+
+
+def test_an_error_in_a_loader_worker_ends_the_run(project: Path, tmp_path: Path) -> None:
+    """Workers ignore SIGTERM (a group signal is the main process's to handle), so the run
+    kills them at exit: an error raised in one used to leave `train` waiting forever."""
+    (project / "src" / PKG / "data" / "failing.py").write_text(FAILING_DATASET)
+    args = ["data.name=failing", "data.num_workers=1", f"train.out_dir={tmp_path}"]
+    result = subprocess.run(
+        [sys.executable, "-m", PKG, "train", *[a for s in (*SMALL, *args) for a in ("--set", s)]],
+        cwd=project,
+        env=dict(os.environ, PYTHONPATH=str(project / "src"), OMP_NUM_THREADS="1"),
+        capture_output=True,
+        text=True,
+        timeout=120,  # raises TimeoutExpired where the run hangs
+    )
+    assert result.returncode == 1, result.stderr
+    assert "ValueError: sample 5 cannot be read" in result.stderr
+    assert "killed by signal" not in result.stderr  # PyTorch's SIGCHLD handler is not told

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import atexit
 import contextlib
+import functools
+import multiprocessing
 import os
 import random
 import signal
@@ -72,6 +75,26 @@ def seed_worker(worker_id: int) -> None:
     for name in ("SIGINT", "SIGTERM", "SIGUSR1"):
         if hasattr(signal, name):
             signal.signal(getattr(signal, name), signal.SIG_IGN)
+
+
+@functools.cache
+def kill_workers_at_exit() -> None:
+    """Register (once) an exit handler that kills the DataLoader workers still running.
+
+    Workers ignore SIGTERM, and multiprocessing's own exit handler stops them with SIGTERM
+    and then waits: after an error whose traceback keeps a loader alive (an exception raised
+    in a worker, say), the process would never exit. Registered after multiprocessing's, so
+    it runs first."""
+    atexit.register(_kill_workers)
+
+
+def _kill_workers() -> None:
+    if hasattr(signal, "SIGCHLD"):  # PyTorch's handler would report each kill as a failure
+        signal.signal(signal.SIGCHLD, signal.SIG_DFL)
+    for process in multiprocessing.active_children():
+        if process.daemon:  # DataLoader workers; nothing else this program starts is
+            process.kill()
+            process.join()
 
 
 @dataclass(frozen=True)

@@ -21,7 +21,7 @@ import torch
 from torch.utils.data import DataLoader, Dataset, DistributedSampler, Sampler
 
 from ..config import Config, ConfigError, DataConfig, component
-from ..runtime import DistInfo, seed_worker
+from ..runtime import DistInfo, kill_workers_at_exit, seed_worker
 from ..tasks import DataSpec
 
 
@@ -261,6 +261,8 @@ def workers_can_start() -> bool:
 
 def loader_options(num_workers: int, device: torch.device, seed: int) -> dict[str, Any]:
     """DataLoader settings that are valid together (the guide's set raises with 0 workers)."""
+    if num_workers > 0:
+        kill_workers_at_exit()
     return {
         "num_workers": num_workers,
         "pin_memory": device.type == "cuda",  # pinned memory only helps host->CUDA copies
