@@ -5,7 +5,7 @@ class (0.2M, 2M and 10M rows) and on a mixed file (a categorical column, missing
 read by the csv kind as it is now (pyarrow columns) and as it was at 68d2bda (lists of
 strings; skipped at 10M rows, where it needs ~16 GB). Each measurement is a fresh
 process: `build_run` (read, fit, encode, model, loaders) then one optimizer step; its peak
-RSS comes from getrusage. A second part times the bare read of the 2M-row file with
+RSS is its VmHWM. A second part times the bare read of the 2M-row file with
 pyarrow and with polars (when installed), the choice of reader.
 
     python bench/bench_tables.py            # writes bench/bench_tables.json
@@ -37,7 +37,7 @@ OLD = "68d2bda"  # the csv kind before pyarrow
 OLD_UP_TO = 2_000_000  # the old reader needs ~16 GB at 10M rows
 
 CHILD = """
-import resource, sys, time
+import sys, time
 start = time.perf_counter()
 from bench.config import load_config
 from bench.engine import forward_backward, optimizer_step, to_device
@@ -52,7 +52,8 @@ batch = to_device(next(iter(run.train_loader)), __import__("torch").device("cpu"
 forward_backward(run.train_model, batch, run.task, run.precision)
 optimizer_step(run.optimizer, run.precision.scaler, 1.0)
 seconds = time.perf_counter() - start
-peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+status = open("/proc/self/status").read()  # VmHWM: this process's own peak (ru_maxrss
+peak = int(status.split("VmHWM:")[1].split()[0]) * 1024  # keeps the parent's across exec)
 print("RESULT", seconds, peak, len(run.train_loader.dataset), flush=True)
 """
 
