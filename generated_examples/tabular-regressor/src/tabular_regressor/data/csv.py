@@ -125,7 +125,7 @@ def read_table(path: Path, na_values: Iterable[str] = (), text: Iterable[str] = 
     parquet = path.suffix.lower() == ".parquet"
     if not path.is_file():
         raise FileNotFoundError(f"{'Parquet' if parquet else 'CSV'} file {path} does not exist")
-    header = pq.read_schema(path).names if parquet else csv_header(path)
+    header = parquet_header(path) if parquet else csv_header(path)
     names = [name.strip() for name in header]
     twice = sorted({name for name in names if names.count(name) > 1})
     if twice:
@@ -223,10 +223,17 @@ def csv_error(path: Path, exc: Exception) -> ConfigError:
     return ConfigError(f"{path}: {str(exc).splitlines()[0]}")
 
 
+def parquet_header(path: Path) -> list[str]:
+    try:
+        return pq.read_schema(path).names
+    except (pa.ArrowException, OSError) as exc:
+        raise ConfigError(f"{path}: not a Parquet file pyarrow can read ({exc})") from None
+
+
 def read_parquet(path: Path, text: set[str]) -> pa.Table:
     """The columns of a Parquet file, NaN as missing like null; columns of other types than
     numbers and text (dates, true/false), and the `text` ones, as text."""
-    data = pq.read_table(path)
+    data = pq.read_table(path)  # (parquet_header has read its footer)
     for i, column in enumerate(data.columns):
         if pa.types.is_floating(column.type):
             column = pc.if_else(pc.is_nan(column), None, column)
@@ -329,7 +336,7 @@ def split_file(root: Path, split: str) -> Path:
 def table_header(path: Path) -> list[str]:
     """The column names of a table file ([] for none: read_table then says why)."""
     if path.suffix.lower() == ".parquet" and path.is_file():
-        return [name.strip() for name in pq.read_schema(path).names]
+        return [name.strip() for name in parquet_header(path)]
     return csv_header(path) if path.is_file() else []
 
 
