@@ -186,7 +186,10 @@ def read_csv_blocks(path: Path, na_values: list[str], types: dict[str, pa.DataTy
     parse = pa_csv.ParseOptions(newlines_in_values=True, invalid_row_handler=skip_blank_rows)
     blocks = pa_csv.ReadOptions(block_size=4 << 20)  # rows converted as each block is parsed
     reader = pa_csv.open_csv(path, blocks, parse, convert)
-    return pa.Table.from_batches(list(reader), reader.schema)
+    try:
+        return pa.Table.from_batches(list(reader), reader.schema)
+    finally:  # stops its read-ahead thread, also after an error (else: abort at exit)
+        reader.close()
 
 
 def skip_blank_rows(row: Any) -> str:
