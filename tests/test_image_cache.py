@@ -10,11 +10,12 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 import torch
-from helpers import generate, run_in_project
+from helpers import PAGE, fill_disk, generate, run_in_project
 from PIL import Image
 
 from ptgen.components import add_component
@@ -69,13 +70,17 @@ assert "reusing the image cache" in said, said
 after = first.stat()
 assert (after.st_ino, after.st_mtime_ns) == (before.st_ino, before.st_mtime_ns)
 
-# An image replaced: a new cache (the old one removed) holding the new pixels.
+# An image replaced: a new cache (the old one removed) holding the new pixels; the
+# temporary file of a fill that was killed (its process gone) is removed too.
+killed = cache_dir / ("." + first.name.rpartition("-")[0] + "-0.u8.999999999.tmp")
+killed.write_bytes(b"half")
 changed = root / "train" / "c0" / "2.png"
 old_pixels = decode(changed, 8, 10**8)
 Image.new("RGB", (20, 20), (250, 10, 10)).save(changed)
 samples, said, bundle = splits("disk")
 (second,) = cache_files()
 assert second != first and "caching" in said, said
+assert not killed.exists()
 index = [path for path, _ in bundle.train.files].index(changed)
 new_pixels = bundle.train.cache.get(index)
 assert torch.equal(new_pixels, decode(changed, 8, 10**8))
@@ -94,6 +99,22 @@ else:
     raise AssertionError("the fill read a broken file")
 assert list((cache_dir / "x").iterdir()) == []
 print("ok")
+"""
+
+
+# Run inside the project: a disk cache that does not fit is a one-line error, no crash.
+FULL_DISK = """
+import sys
+from cache_proj.config import ConfigError
+from cache_proj.data import build_data
+from cache_proj.data.images import Options
+
+cfg = Options(name="images", root=sys.argv[1], image_size=8, cache_dir=sys.argv[2], num_workers=0)
+bundle = build_data(cfg, seed=0)
+try:
+    bundle.train.set_epoch(0)
+except ConfigError as exc:
+    print(exc)
 """
 
 
@@ -147,3 +168,18 @@ def test_memory_cache_with_a_worker_trains_like_no_cache(project: Path, tmp_path
         for name in runs
     )
     assert all(torch.equal(got[key], want[key]) for key in want)
+
+
+def test_a_disk_cache_on_a_full_disk_is_a_one_line_error(
+    project: Path, tmp_path: Path, small_disk: Callable[[int], Path]
+) -> None:
+    make_images(tmp_path / "images", 30)  # 30 images of 3x8x8: 5760 bytes, over one page
+    disk = small_disk(64)
+    fill_disk(disk, leave=PAGE)
+    (project / "full.py").write_text(FULL_DISK)
+    result = run_in_project(project, "full.py", str(tmp_path / "images"), str(disk / "cache"))
+    assert result.returncode == 0, result.stderr
+    (line,) = result.stdout.splitlines()
+    assert line.startswith(f"cannot write the image cache {disk / 'cache'}"), line
+    assert "No space left on device" in line and "data.cache_dir" in line, line
+    assert list((disk / "cache").iterdir()) == []  # no partial file left
