@@ -16,6 +16,8 @@ default data.image_size (32):
   disk          data.cache=disk, no cache yet: epoch 1 includes the fill
   disk reused   data.cache=disk in a new dataset: the file of the run before is reused
 The files are read once before timing, so every contender finds them in the page cache.
+Then, because wall time on a shared machine moves by +-30% between rounds, the two
+uncached readers' CPU time per image (this process, no workers), alternating per image.
 """
 
 from __future__ import annotations
@@ -104,7 +106,22 @@ rates = {name: [] for name in names}
 for r in range(rounds):  # interleaved: the order rotates every round
     for name in names[r % 4 :] + names[: r % 4]:
         rates[name].append(contender(name))
-print(json.dumps({"images": len(bundle("none").train), "rates": rates}))
+
+
+def cpu_per_image():  # ms of this process's CPU per image, the two uncached readers alternating
+    plain = bundle("none").train
+    readers = [HandWritten(plain.files, 32, plain.mean, plain.std), plain]
+    spent = [0.0, 0.0]
+    for i in range(len(plain)):
+        for k in (i % 2, 1 - i % 2):  # who goes first alternates
+            start = time.process_time()
+            readers[k][i]
+            spent[k] += time.process_time() - start
+    return [1000 * t / len(plain) for t in spent]
+
+
+cpu = cpu_per_image() if workers == 0 else None
+print(json.dumps({"images": len(bundle("none").train), "rates": rates, "cpu_ms": cpu}))
 """
 
 
@@ -169,6 +186,9 @@ def main() -> None:
             table[f"{workers}/{name}"].update(ratio1=ratios[0], ratio2=ratios[1])
     headers = ["workers", "loader", "epoch 1 img/s", "epoch 2 img/s", "x hand (1)", "x hand (2)"]
     print_table(headers, rows)
+    hand_ms, ptgen_ms = runs[0]["cpu_ms"]
+    print(f"uncached CPU per image: hand-written {hand_ms:.2f} ms, ptgen {ptgen_ms:.2f} ms")
+    table["cpu_ms_per_image"] = {"hand-written": hand_ms, "none": ptgen_ms}
     payload = {"command": " ".join(sys.argv), "train_images": runs[0]["images"]}
     payload.update(rounds=args.rounds, medians=table, raw={w: r["rates"] for w, r in runs.items()})
     write_json(args.json, {**payload, "machine": machine()})
