@@ -17,18 +17,18 @@ Images are decoded with Pillow, turned upright by their EXIF orientation, conver
 RGB the same way for every mode (transparency composited on white, 16-bit grey scaled
 from its full range, palette, CMYK and the rest by Pillow's conversion), resized to
 data.image_size x data.image_size, augmented (training split only: `data.augment`, see
-_augment.py) and normalised per channel with the mean/std of the training split.
+_augment.py) and normalised per channel with the mean/std of the training split. Class
+names and those statistics go into `bundle.state` (saved in checkpoints), so evaluation
+prepares images exactly as training did, and so does `predict`, from the checkpoint alone
+(`raw_inputs`). With an empty `data.root` the project's
+synthetic images are used instead. This file is yours: `ptgen update` never touches it.
 
 `data.cache` keeps the decoded, resized images (uint8) so that only the first epoch
 decodes: "disk" (the default) writes them to one file in `data.cache_dir`, reused by later
 runs until a file of the folder changes; "memory" holds them for this run only; "none"
 decodes every epoch. The cache is filled before the first epoch, in parallel, in the main
 process, so the loader's workers share it; augmentation still applies to every image read
-from it. Class
-names and those statistics go into `bundle.state` (saved in checkpoints), so evaluation
-prepares images exactly as training did, and so does `predict`, from the checkpoint alone
-(`raw_inputs`). With an empty `data.root` the project's
-synthetic images are used instead. This file is yours: `ptgen update` never touches it.
+from it.
 """
 
 from __future__ import annotations
@@ -109,7 +109,7 @@ def to_rgb(image: Image.Image) -> Image.Image:
     if image.mode in ("RGBA", "LA", "PA", "RGBa", "La"):  # transparency: composite on white
         background = Image.new("RGBA", image.size, (255, 255, 255, 255))
         image = Image.alpha_composite(background, image.convert("RGBA"))
-    return image.convert("RGB")
+    return image if image.mode == "RGB" else image.convert("RGB")  # no copy of a photo
 
 
 def decode(path: Path, size: int, max_pixels: int) -> torch.Tensor:
@@ -117,8 +117,8 @@ def decode(path: Path, size: int, max_pixels: int) -> torch.Tensor:
     Image.MAX_IMAGE_PIXELS = max_pixels  # per call: DataLoader workers may not share it
     try:
         with Image.open(path) as image:
-            upright = ImageOps.exif_transpose(image)  # camera photos store a rotation
-            rgb = to_rgb(upright).resize((size, size), Image.Resampling.BILINEAR)
+            ImageOps.exif_transpose(image, in_place=True)  # camera photos store a rotation
+            rgb = to_rgb(image).resize((size, size), Image.Resampling.BILINEAR)
     except Image.DecompressionBombError:
         raise ConfigError(
             f"image {path} has more pixels than data.max_image_pixels ({max_pixels}); "
@@ -159,19 +159,25 @@ class ImageCache:
     folder gives a new name, so a stale cache is never read; it is written to a temporary
     file and renamed, so a killed fill never leaves a partial file under that name."""
 
-    def __init__(self, files: list[Path], cfg: Options) -> None:
+    def __init__(self, files: list[Path], cfg: Options, part: str) -> None:
         self.decoded = Decoded(files, cfg.image_size, cfg.max_image_pixels)
         self.kind, self.num_workers = cfg.cache, cfg.num_workers
         self.shape = (len(files), 3, cfg.image_size, cfg.image_size)
-        self.path = cache_file(files, cfg) if cfg.cache == "disk" else None
+        self.path = cache_file(files, cfg, part) if cfg.cache == "disk" else None
         self.pixels: torch.Tensor | None = None  # (N, 3, S, S) uint8 once filled
         self.looked = False  # whether this process has looked for an existing disk cache
+        self.filled = False
 
     def __getstate__(self) -> dict[str, Any]:
         state = dict(self.__dict__)
         if self.path is not None:  # a spawned worker maps the file itself, never copies it
             state.update(pixels=None, looked=False)
         return state
+
+    def __getitem__(self, index: int) -> torch.Tensor:
+        """Image `index` (3, S, S) uint8: from the cache when it holds it, else decoded."""
+        cached = self.get(index)
+        return cached if cached is not None else self.decoded[index]
 
     def get(self, index: int) -> torch.Tensor | None:
         """Image `index` (3, S, S) uint8, or None when the cache has not been filled."""
@@ -191,9 +197,10 @@ class ImageCache:
 
     def fill(self) -> None:
         """Decode every image once (in parallel) unless the cache holds them already."""
-        if self.kind == "none" or self.pixels is not None:
+        if self.kind == "none" or self.filled:
             return
-        self.pixels = self.open()
+        self.filled, self.looked = True, True
+        self.pixels = self.pixels if self.pixels is not None else self.open()
         if self.pixels is not None:
             note(f"reusing the image cache {self.path} ({len(self.decoded)} images)")
             return
@@ -220,39 +227,68 @@ class ImageCache:
             done += len(batch)
 
     def write_file(self) -> torch.Tensor:
-        """Fill the disk cache: a temporary file, renamed once whole; older caches of the
-        same folder are removed."""
+        """Fill the disk cache: a temporary file, renamed once whole; the older caches of
+        the same folder, and the temporary files of fills that were killed, are removed."""
         assert self.path is not None
-        self.path.parent.mkdir(parents=True, exist_ok=True)
         partial = self.path.with_name(f".{self.path.name}.{os.getpid()}.tmp")
         try:
-            pixels = np.memmap(partial, np.uint8, mode="w+", shape=self.shape)
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            with partial.open("wb") as handle:
+                reserve(handle.fileno(), int(np.prod(self.shape)))
+            pixels = np.memmap(partial, np.uint8, mode="r+", shape=self.shape)
             self.decode_into(torch.from_numpy(pixels))
             pixels.flush()
             del pixels
             os.replace(partial, self.path)
+        except OSError as exc:
+            raise ConfigError(
+                f"cannot write the image cache {self.path}: {exc.strerror or exc} (set "
+                "data.cache_dir to another folder, or data.cache=memory or none)"
+            ) from None
         finally:
             partial.unlink(missing_ok=True)
-        folder = self.path.name.rpartition("-")[0]  # the same folder, other contents
-        for old in self.path.parent.glob(f"{folder}-*.u8"):
-            if old != self.path:
-                old.unlink(missing_ok=True)
+        remove_stale(self.path)
         opened = self.open()
         assert opened is not None
         return opened
 
 
-def cache_file(files: list[Path], cfg: Options) -> Path:
-    """`cache_dir/<folder>-<hash of where the folder is>-<hash of its contents>.u8`."""
-    root = Path(cfg.root).expanduser().resolve()
+def remove_stale(path: Path) -> None:
+    """Other caches of the folder `path` caches (its contents changed since), and
+    temporary files whose writer is no longer running."""
+    folder = path.name.rpartition("-")[0]
+    for old in path.parent.glob(f"{folder}-*.u8"):
+        if old != path:
+            old.unlink(missing_ok=True)
+    for partial in path.parent.glob(f".{folder}-*.u8.*.tmp"):
+        pid = partial.name.split(".")[-2]
+        try:
+            os.kill(int(pid), 0)  # signal 0: only asks whether the process exists
+        except ProcessLookupError:
+            partial.unlink(missing_ok=True)
+        except (OSError, ValueError):
+            pass  # alive (perhaps another user's), or not a name this code wrote
+
+
+def reserve(fd: int, size: int) -> None:
+    """The file's whole size on disk now, so that a full disk is an error here rather than
+    a crash (SIGBUS) when the memory map is written."""
+    if hasattr(os, "posix_fallocate"):
+        os.posix_fallocate(fd, 0, size)
+    else:  # macOS, Windows: a sparse file, its space taken as it is written
+        os.ftruncate(fd, size)
+
+
+def cache_file(files: list[Path], cfg: Options, part: str) -> Path:
+    """`cache_dir/<folder>-<part>-<hash of where the folder is>-<hash of its contents>.u8`."""
+    root = Path(cfg.root).expanduser()
     contents = hashlib.blake2b(f"{CACHE_FORMAT}/{cfg.image_size}".encode(), digest_size=8)
     for path in files:  # in the dataset's order: cache index i is file i
         stat = path.stat()
-        contents.update(
-            f"\n{path.resolve().relative_to(root)}/{stat.st_size}/{stat.st_mtime_ns}".encode()
-        )
-    where = hashlib.blake2b(str(root).encode(), digest_size=4).hexdigest()
-    return Path(cfg.cache_dir).expanduser() / f"{root.name}-{where}-{contents.hexdigest()}.u8"
+        contents.update(f"\n{path.relative_to(root)}/{stat.st_size}/{stat.st_mtime_ns}".encode())
+    where = hashlib.blake2b(str(root.resolve()).encode(), digest_size=4).hexdigest()
+    name = f"{root.resolve().name}-{part}-{where}-{contents.hexdigest()}.u8"
+    return Path(cfg.cache_dir).expanduser() / name
 
 
 class ImageFolder(Dataset):
@@ -289,8 +325,9 @@ class ImageFolder(Dataset):
 
     def __getitem__(self, index: int) -> dict[str, torch.Tensor]:
         path, label = self.files[index]
-        pixels = self.cache.get(self.offset + index) if self.cache is not None else None
-        if pixels is None:
+        if self.cache is not None:
+            pixels = self.cache[self.offset + index]  # (3, S, S) uint8
+        else:
             pixels = decode(path, self.size, self.max_pixels)  # (3, S, S) uint8
         image = pixels.float() / 255.0  # (3, S, S), as load_image gives it
         if self.augmentation != "none":
@@ -419,21 +456,20 @@ def labelled(
     return [(path, index[name]) for name, files in by_class.items() for path in files]
 
 
-def channel_stats(
-    files: list[tuple[Path, int]], size: int, max_pixels: int
-) -> tuple[torch.Tensor, torch.Tensor]:
+def channel_stats(cache: ImageCache, count: int) -> tuple[torch.Tensor, torch.Tensor]:
     """Per-channel mean and std (3,) over (an evenly spaced subset of) the training images,
-    accumulated one image at a time so large images never all sit in memory."""
+    the cache's first `count`, accumulated one image at a time so large images never all
+    sit in memory; read from the cache when an earlier run filled it, else decoded."""
     total = torch.zeros(3, dtype=torch.float64)  # (3,)
     squares = torch.zeros(3, dtype=torch.float64)  # (3,)
-    subset = files[:: max(len(files) // MAX_STATS_IMAGES, 1)]
-    for path, _ in subset:
-        image = load_image(path, size, max_pixels).double()  # (3, S, S)
+    subset = range(0, count, max(count // MAX_STATS_IMAGES, 1))
+    for index in subset:
+        image = (cache[index].float() / 255.0).double()  # (3, S, S), as load_image gives it
         total += image.sum(dim=(1, 2))  # (3,)
         squares += image.square().sum(dim=(1, 2))  # (3,)
-    count = len(subset) * size * size
-    mean = total / count  # (3,)
-    std = (squares / count - mean.square()).clamp(min=0).sqrt()  # (3,)
+    values = len(subset) * cache.shape[2] * cache.shape[3]  # per channel
+    mean = total / values  # (3,)
+    std = (squares / values - mean.square()).clamp(min=0).sqrt()  # (3,)
     return mean.float(), std.float().clamp(min=1e-6)  # a flat channel must not divide by 0
 
 
@@ -470,10 +506,12 @@ def build(cfg: Options, seed: int, state: dict[str, Any] | None = None) -> DataB
     val_files = labelled(val_by_class, classes, "val")
     if not val_files:
         raise FileNotFoundError(f"no validation images in {cfg.root}/val/<class>/")
+    # One cache for both splits: the training sampler's first set_epoch fills it.
+    cache = ImageCache([path for path, _ in train_files + val_files], cfg, "trainval")
     if state:
         mean, std = state["mean"], state["std"]
     else:
-        mean, std = channel_stats(train_files, cfg.image_size, cfg.max_image_pixels)
+        mean, std = channel_stats(cache, len(train_files))
     size, pixels = cfg.image_size, cfg.max_image_pixels
     spec = DataSpec(num_outputs=len(classes), in_channels=3, image_size=size)
     test_dir = Path(cfg.root).expanduser() / "test"
@@ -482,12 +520,10 @@ def build(cfg: Options, seed: int, state: dict[str, Any] | None = None) -> DataB
         by_class = find_images(test_dir)
         drop_bad_files([by_class], cfg)
         files = labelled(by_class, classes, "test")
-        cache = ImageCache([path for path, _ in files], cfg)
+        cache = ImageCache([path for path, _ in files], cfg, "test")
         cache.fill()  # only `evaluate --split test` asks: now, before its loader starts
         return ImageFolder(files, size, mean, std, pixels, cache=cache)
 
-    # One cache for both splits: the training sampler's first set_epoch fills it.
-    cache = ImageCache([path for path, _ in train_files + val_files], cfg)
     return DataBundle(
         ImageFolder(
             train_files, size, mean, std, pixels, cfg.augment, cfg.augment_flip, seed, cache
