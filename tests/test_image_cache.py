@@ -7,9 +7,6 @@ rebuilt (with the new pixels) when a file changes; a failed fill leaves no cache
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
 from collections.abc import Callable
 from pathlib import Path
 
@@ -46,7 +43,8 @@ def splits(cache, augment="none"):
     with contextlib.redirect_stderr(said):
         bundle = build_data(cfg, seed=0)
         bundle.train.set_epoch(1)  # as the training sampler does: fills the cache
-        samples = [torch.stack([s[i]["inputs"] for i in range(len(s))]) for s in (bundle.train, bundle.val)]
+        parts = (bundle.train, bundle.val)
+        samples = [torch.stack([s[i]["inputs"] for i in range(len(s))]) for s in parts]
     return samples, said.getvalue(), bundle
 
 
@@ -88,7 +86,8 @@ assert not torch.equal(new_pixels, old_pixels)
 assert torch.equal(samples[0], splits("none")[0][0])
 
 # A fill that fails half way leaves no cache file (and no temporary file) behind.
-cfg = Options(name="images", root=str(root), image_size=8, cache_dir=str(cache_dir / "x"), num_workers=0)
+cfg = Options(name="images", root=str(root), image_size=8, cache_dir=str(cache_dir / "x"))
+cfg.num_workers = 0
 bundle = build_data(cfg, seed=0)
 bundle.train.files[-1][0].write_bytes(b"not an image any more")
 try:
@@ -152,14 +151,7 @@ def test_memory_cache_with_a_worker_trains_like_no_cache(project: Path, tmp_path
     said = {}
     for name, sets in runs.items():
         args = [a for s in (*base, *sets, f"train.out_dir={tmp_path / name}") for a in ("--set", s)]
-        result = subprocess.run(
-            [sys.executable, "-m", PKG, "train", *args],
-            cwd=project,
-            env=dict(os.environ, PYTHONPATH=str(project / "src"), OMP_NUM_THREADS="1"),
-            capture_output=True,
-            text=True,
-            timeout=600,
-        )
+        result = run_in_project(project, "-m", PKG, "train", *args)
         assert result.returncode == 0, result.stderr
         said[name] = "data: caching 40 decoded images" in result.stderr
     assert said == {"cached": True, "plain": False}
