@@ -126,10 +126,13 @@ def variable_length(
     pad_index: int = PAD_INDEX,
 ) -> DataBundle:
     """A bundle whose batches are padded to their own longest sequence (optionally bucketed:
-    the lengths are read once from the training split)."""
+    the lengths are read once from the training split, or its `lengths()` when it has it)."""
     batches = None
     if bucket:
-        lengths = [len(train[i]["inputs"]) for i in range(len(train))]
+        if hasattr(train, "lengths"):  # a TokenDataset's, from its offsets: no sample read
+            lengths = train.lengths()
+        else:
+            lengths = [len(train[i]["inputs"]) for i in range(len(train))]
         batches = functools.partial(BucketBatchSampler, lengths=lengths)
     collate = functools.partial(pad_collate, pad_index=pad_index)
     return DataBundle(train, val, spec, collate, state or {}, batches, load_test)

@@ -9,11 +9,20 @@ the last column), the text is "text" (default: the first other column). A line t
 not UTF-8, not valid JSON or short of fields is an error naming the file and line. The
 files are read by `data/_text_files.py`, which the "hf-text" kind shares.
 
-Text is lower-cased and split into words and punctuation. The vocabulary (index 0 =
-padding, 1 = unknown, then the most frequent training tokens, at most data.vocab_size in
-all) and the label names come from the training split only and go into `bundle.state`,
-saved in checkpoints and reused when `state` is passed back, so evaluation encodes text
-exactly as training did, and so does `predict`, from the checkpoint alone (`raw_inputs`).
+Text is lower-cased and split into words and punctuation (`tokenize`). The vocabulary
+(index 0 = padding, 1 = unknown, then the most frequent training tokens, at most
+data.vocab_size in all) and the label names come from the training split only and go
+into `bundle.state`, saved in checkpoints and reused when `state` is passed back, so
+evaluation encodes text exactly as training did, and so does `predict`, from the
+checkpoint alone (`raw_inputs`).
+
+The files are tokenised once, streaming (bounded memory for any number of lines), into
+arrays: one flat int32 array of token ids, int64 offsets and labels; a sample is a
+slice. They are cached in `data.cache_dir` (empty: a `.cache` folder beside the data)
+and memory-mapped by the next run, which prints "reusing the tokenised text cached in
+..."; a changed file, max_length, vocab_size, target or val_fraction tokenises again.
+To tokenise differently, write your own `tokenize` here and pass it to
+`tokenised_splits`.
 Sequences are cut to data.max_length tokens and padded to
 data.max_length in the dataset (fixed length), so batches need no custom collation.
 With an empty `data.root` the project's synthetic sequences are used instead. This
@@ -23,26 +32,29 @@ file is yours: `ptgen update` never touches it.
 from __future__ import annotations
 
 import functools
-import re
-from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import torch
+from torch.utils.data import Dataset
 
-from ..config import ConfigError, option
+from ..config import option
 from ..tasks import DataSpec
-from . import DataBundle, TensorDictDataset
+from . import DataBundle
 from ._inputs import RawInputs, texts
 from ._sequences import fixed_length, pad_collate
 from ._synthetic import SyntheticOptions, make_splits
-from ._text_files import find_split, load_splits, read_rows
-
-UNK_INDEX = 1
-SPECIALS = ["<pad>", "<unk>"]  # 0 is _sequences.PAD_INDEX, 1 is UNK_INDEX
-TOKEN = re.compile(r"\w+|[^\w\s]")
+from ._text_files import (
+    TOKEN,
+    UNK_INDEX,
+    TokenSettings,
+    find_split,
+    split_files,
+    tokenised_splits,
+    tokenize,
+)
 
 
 @dataclass
@@ -63,18 +75,9 @@ class Options(SyntheticOptions):
         low=0.0,
         high=1.0,
     )
-
-
-def tokenize(text: str) -> list[str]:
-    """'Hello, World!' -> ['hello', ',', 'world', '!']"""
-    return TOKEN.findall(text.lower())
-
-
-def build_vocab(texts: list[str], max_size: int) -> list[str]:
-    """Specials, then tokens by falling frequency (ties alphabetically): index = position."""
-    counts = Counter(token for text in texts for token in tokenize(text))
-    ranked = sorted(counts, key=lambda token: (-counts[token], token))
-    return SPECIALS + ranked[: max(max_size - len(SPECIALS), 0)]
+    cache_dir: str = option(
+        "", "folder of the tokenised-text cache (empty: .cache beside the data)"
+    )
 
 
 def encode(text: str, index: dict[str, int], max_length: int) -> torch.Tensor:
@@ -83,48 +86,35 @@ def encode(text: str, index: dict[str, int], max_length: int) -> torch.Tensor:
     return torch.tensor(ids or [UNK_INDEX], dtype=torch.long)
 
 
-def to_dataset(
-    rows: list[tuple[str, str]], state: dict[str, Any], max_length: int, split: str
-) -> TensorDictDataset:
-    index = {token: i for i, token in enumerate(state["vocab"])}
-    label_index = {label: i for i, label in enumerate(state["classes"])}
-    unknown = sorted({label for _, label in rows} - set(label_index))
-    if unknown:
-        raise ConfigError(f"{split} split has labels not seen in training: {', '.join(unknown)}")
-    inputs = [encode(text, index, max_length) for text, _ in rows]
-    targets = torch.tensor([label_index[label] for _, label in rows], dtype=torch.long)  # (N,)
-    return TensorDictDataset(inputs, targets)
-
-
 def build(cfg: Options, seed: int, state: dict[str, Any] | None = None) -> DataBundle:
     if not cfg.root:
         train, val, spec = make_splits(cfg, seed)
         return batching(train, val, spec, cfg, {})
-    train_rows, val_rows = load_splits(cfg.root, cfg.target, cfg.val_fraction)
-    if state is None:
-        state = {
-            "vocab": build_vocab([text for text, _ in train_rows], cfg.vocab_size),
-            "classes": sorted({label for _, label in train_rows}),  # the label names
-        }
-    train = to_dataset(train_rows, state, cfg.max_length, "train")
-    val = to_dataset(val_rows, state, cfg.max_length, "val")
+    train_path, val_path = split_files(cfg.root)
+    files = {"train": train_path} if val_path is None else {"train": train_path, "val": val_path}
+    settings = TokenSettings(
+        cfg.target, cfg.max_length, cfg.vocab_size, cfg.val_fraction, cfg.cache_dir
+    )
+    splits, state = tokenised_splits(files, settings, state, tokenize)
     spec = DataSpec(num_outputs=len(state["classes"]), vocab_size=len(state["vocab"]))
     root = Path(cfg.root).expanduser()
     test_path = find_split(root, "test") if root.is_dir() else None
 
-    def load_test() -> TensorDictDataset:
-        return to_dataset(read_rows(test_path, cfg.target), state, cfg.max_length, "test")
+    def load_test() -> Dataset:
+        return tokenised_splits({"test": test_path}, settings, state, tokenize)[0]["test"]
 
-    return batching(train, val, spec, cfg, state, load_test if test_path else None)
+    return batching(
+        splits["train"], splits["val"], spec, cfg, state, load_test if test_path else None
+    )
 
 
 def batching(
-    train: TensorDictDataset,
-    val: TensorDictDataset,
+    train: Dataset,
+    val: Dataset,
     spec: DataSpec,
     cfg: Options,
     state: dict[str, Any],
-    load_test: Callable[[], TensorDictDataset] | None = None,
+    load_test: Callable[[], Dataset] | None = None,
 ) -> DataBundle:
     """Fixed length: every text padded or cut to data.max_length tokens in the dataset."""
     return fixed_length(train, val, spec, cfg.max_length, state, load_test)
