@@ -29,6 +29,7 @@ beside the shards, keyed by file size and modification time, so the epoch length
 from __future__ import annotations
 
 import dataclasses
+import itertools
 import json
 import os
 import random
@@ -157,7 +158,7 @@ def buffer_shuffle(records: Iterable[Any], size: int, rng: random.Random) -> Ite
 def chunks(records: Iterator[Any], size: int, count: int) -> Iterator[list[Any]]:
     """At most `count` lists of `size` records (the last may be shorter)."""
     for _ in range(count):
-        chunk = [record for _, record in zip(range(size), records)]
+        chunk = list(itertools.islice(records, size))
         if not chunk:
             return
         yield chunk
