@@ -234,3 +234,29 @@ def json_object(where: str, line: bytes) -> dict[str, Any]:
     if not isinstance(record, dict):
         raise ConfigError(f"{where}: not a JSON object")
     return record
+
+
+def parquet_rows(path: Path, first: int) -> Iterator[dict[str, Any]]:
+    """The rows of a Parquet shard as {column: value}, from the `first` on; row groups
+    wholly before it are not read. Needs pyarrow."""
+    import pyarrow.parquet as pq
+
+    shard = pq.ParquetFile(path)
+    offset, groups = 0, []
+    for group in range(shard.num_row_groups):
+        rows = shard.metadata.row_group(group).num_rows
+        if not groups and offset + rows <= first:
+            offset += rows
+            continue
+        groups.append(group)
+    for batch in shard.iter_batches(row_groups=groups):
+        rows = batch.to_pylist()
+        yield from rows[max(first - offset, 0) :]
+        offset += len(rows)
+
+
+def count_parquet(path: Path) -> int:
+    """The number of rows of a Parquet shard (from its footer)."""
+    import pyarrow.parquet as pq
+
+    return pq.ParquetFile(path).metadata.num_rows
