@@ -122,8 +122,13 @@ def report(setup: dict[str, float], runs: dict[str, list[float]], n_train: int, 
         memory, streamed = (median(runs[f"{kind} {workers}"]) for kind in ("in memory", "streamed"))
         results[f"workers_{workers}"] = {"in_memory": memory, "streamed": streamed}
         rows.append([workers, round(memory), round(streamed), streamed / memory])
-    print(f"set-up (build_data): in memory {setup['in memory']:.2f} s, streamed {setup['streamed']:.2f} s")
-    print_table(["data.num_workers", "in memory samples/s", "streamed samples/s", "streamed / in memory"], rows)
+    print(
+        f"set-up (build_data): in memory {setup['in memory']:.2f} s, streamed {setup['streamed']:.2f} s"
+    )
+    print_table(
+        ["data.num_workers", "in memory samples/s", "streamed samples/s", "streamed / in memory"],
+        rows,
+    )
     payload = {
         "command": f"PYTHONPATH=src python bench/bench_streaming.py --repeats {args.repeats} "
         f"--json {args.json}",

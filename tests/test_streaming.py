@@ -203,9 +203,18 @@ TRAIN = [
 ]
 
 
-def train_command(project: Path, out: Path, *sets: str, launcher: tuple[str, ...] = ()) -> list[str]:
+def train_command(
+    project: Path, out: Path, *sets: str, launcher: tuple[str, ...] = ()
+) -> list[str]:
     settings = [f"data.root={project / 'shards'}", *TRAIN, f"train.out_dir={out}", *sets]
-    return [sys.executable, *launcher, "-m", PKG, "train", *[a for s in settings for a in ("--set", s)]]
+    return [
+        sys.executable,
+        *launcher,
+        "-m",
+        PKG,
+        "train",
+        *[a for s in settings for a in ("--set", s)],
+    ]
 
 
 def environment(project: Path) -> dict[str, str]:
@@ -216,7 +225,9 @@ def weights(path: Path) -> dict[str, torch.Tensor]:
     return torch.load(path, map_location="cpu", weights_only=True)["model_state_dict"]
 
 
-def kill_then_resume(project: Path, out: Path, step: int, *sets: str, launcher: tuple[str, ...] = ()) -> None:
+def kill_then_resume(
+    project: Path, out: Path, step: int, *sets: str, launcher: tuple[str, ...] = ()
+) -> None:
     """Train, SIGKILL the whole job once step-`step`.pt exists, resume with train.resume=auto."""
     command = train_command(project, out, *sets, launcher=launcher)
     proc = subprocess.Popen(
@@ -270,9 +281,7 @@ def test_sigkill_then_resume_with_two_workers_is_bit_identical(
 
 
 @pytest.mark.slow
-def test_sigkill_then_resume_under_torchrun_is_bit_identical(
-    project: Path, tmp_path: Path
-) -> None:
+def test_sigkill_then_resume_under_torchrun_is_bit_identical(project: Path, tmp_path: Path) -> None:
     launcher = ("-m", "torch.distributed.run", "--standalone", "--nproc_per_node=2")
     reference = subprocess.run(
         train_command(project, tmp_path / "reference", "data.num_workers=0", launcher=launcher),
@@ -287,3 +296,75 @@ def test_sigkill_then_resume_under_torchrun_is_bit_identical(
     kill_then_resume(project, out, 5, "data.num_workers=1", launcher=launcher)
     assert torch.load(out / "last.pt", weights_only=True)["step"] == 24  # 2 epochs of 12
     assert_same_weights(out / "last.pt", tmp_path / "reference" / "last.pt")
+
+
+# Parquet shards (the "table-shards" kind): ids read back from the standardised id column.
+TABLE_ORDERS = """
+import json, sys
+import torch
+from tables.config import load_config
+from tables.data import build_data, build_loaders
+from tables.runtime import DistInfo
+
+sets = [f"data.root={sys.argv[1]}", "train.batch_size=4", "data.num_workers=2", "data.shuffle_buffer=8"]
+config = load_config(None, sets)
+bundle = build_data(config.data, 0)
+ids = bundle.state["columns"][0]
+result = []
+for world, skip in ((2, 0), (1, 0), (1, 5)):
+    for rank in range(world):
+        train, _, stream = build_loaders(bundle, config, DistInfo(rank, world), torch.device("cpu"))
+        stream.set_epoch(1, skip * 4)
+        rows = [[round(v * ids["std"] + ids["mean"]) for v in b["inputs"][:, 0].tolist()] for b in train]
+        result.append(rows)
+print(json.dumps(result))
+"""
+
+
+@pytest.fixture(scope="module")
+def table_project(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    pa = pytest.importorskip("pyarrow")
+    pq = pytest.importorskip("pyarrow.parquet")
+    where = tmp_path_factory.mktemp("tables")
+    path = generate(where, "tables", task="tabular-classification", dataset="table-shards")
+    rng, first = random.Random(0), 0
+    for split, sizes in (("train", [40, 25, 31]), ("val", VAL_SHARDS)):
+        (path / "shards" / split).mkdir(parents=True)
+        for shard, size in enumerate(sizes):
+            ids = list(range(first, first + size))
+            first += size
+            x = [rng.gauss(0, 1) if i % 7 else None for i in ids]  # nulls: a missing flag
+            table = {
+                "id": ids,
+                "colour": [rng.choice(["red", "blue", None]) for _ in ids],
+                "x": x,
+                "label": ["hi" if (v or 0) > 0 else "lo" for v in x],
+            }
+            where = path / "shards" / split / f"part-{shard}.parquet"
+            pq.write_table(pa.table(table), where, row_group_size=10)  # row groups to skip
+    return path
+
+
+def test_parquet_rows_once_an_epoch_across_ranks_and_resumed_exactly(table_project: Path) -> None:
+    root = table_project / "shards"
+    result = run_in_project(table_project, "-c", TABLE_ORDERS, str(root))
+    assert result.returncode == 0, result.stderr
+    rank_0, rank_1, alone, resumed = json.loads(result.stdout)
+    assert len(rank_0) == len(rank_1) == 12
+    assert sorted(i for batch in rank_0 + rank_1 for i in batch) == list(range(96))
+    assert resumed == alone[5:]
+
+
+@pytest.mark.slow
+def test_parquet_shards_train_and_evaluate(table_project: Path, tmp_path: Path) -> None:
+    root, out = table_project / "shards", tmp_path / "run"
+    sets = [f"data.root={root}", f"train.out_dir={out}", "train.epochs=1", "train.batch_size=8"]
+    trained = run_in_project(
+        table_project, "-m", "tables", "train", *[a for s in sets for a in ("--set", s)]
+    )
+    assert trained.returncode == 0, trained.stderr
+    evaluated = run_in_project(
+        table_project, "-m", "tables", "evaluate", "--checkpoint", str(out / "last.pt"), "--json"
+    )
+    assert evaluated.returncode == 0, evaluated.stderr
+    assert json.loads(evaluated.stdout.splitlines()[-1])["num_samples"] == sum(VAL_SHARDS)
