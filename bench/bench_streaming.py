@@ -34,8 +34,17 @@ from pathlib import Path
 from typing import Any
 
 import torch
-from _common import clocks, generate_project, import_project, interleaved, machine, median
-from _common import print_table, since, write_json
+from _common import (
+    clocks,
+    generate_project,
+    import_project,
+    interleaved,
+    machine,
+    median,
+    print_table,
+    since,
+    write_json,
+)
 
 from ptgen.components import add_component
 
@@ -123,7 +132,8 @@ def report(setup: dict[str, float], runs: dict[str, list[float]], n_train: int, 
         results[f"workers_{workers}"] = {"in_memory": memory, "streamed": streamed}
         rows.append([workers, round(memory), round(streamed), streamed / memory])
     print(
-        f"set-up (build_data): in memory {setup['in memory']:.2f} s, streamed {setup['streamed']:.2f} s"
+        f"set-up (build_data): in memory {setup['in memory']:.2f} s, "
+        f"streamed {setup['streamed']:.2f} s"
     )
     print_table(
         ["data.num_workers", "in memory samples/s", "streamed samples/s", "streamed / in memory"],

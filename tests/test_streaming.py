@@ -44,7 +44,8 @@ for world, workers, epoch, skip, split, seed in cases:
     bundle = build_data(config.data, seed)
     ranks = []
     for rank in range(world):
-        train, val, stream = build_loaders(bundle, config, DistInfo(rank, world), torch.device("cpu"))
+        info = DistInfo(rank, world)
+        train, val, stream = build_loaders(bundle, config, info, torch.device("cpu"))
         stream.set_epoch(epoch, skip * 4)
         loader = train if split == "train" else val
         batches = [[bundle.state["vocab"][i] for i in b["inputs"][:, 0].tolist()] for b in loader]
@@ -306,7 +307,8 @@ from tables.config import load_config
 from tables.data import build_data, build_loaders
 from tables.runtime import DistInfo
 
-sets = [f"data.root={sys.argv[1]}", "train.batch_size=4", "data.num_workers=2", "data.shuffle_buffer=8"]
+sets = [f"data.root={sys.argv[1]}", "train.batch_size=4", "data.num_workers=2",
+        "data.shuffle_buffer=8"]
 config = load_config(None, sets)
 bundle = build_data(config.data, 0)
 ids = bundle.state["columns"][0]
@@ -315,8 +317,8 @@ for world, skip in ((2, 0), (1, 0), (1, 5)):
     for rank in range(world):
         train, _, stream = build_loaders(bundle, config, DistInfo(rank, world), torch.device("cpu"))
         stream.set_epoch(1, skip * 4)
-        rows = [[round(v * ids["std"] + ids["mean"]) for v in b["inputs"][:, 0].tolist()] for b in train]
-        result.append(rows)
+        column = [b["inputs"][:, 0] * ids["std"] + ids["mean"] for b in train]
+        result.append([[round(v) for v in batch.tolist()] for batch in column])
 print(json.dumps(result))
 """
 
