@@ -1,4 +1,5 @@
-"""Labelled text files, read by the "text" and "hf-text" dataset kinds.
+"""Labelled text files, read by the "text" and "hf-text" dataset kinds, and the word
+tokeniser of the "text" and "text-shards" kinds.
 
 `root` is one .tsv, .csv or .jsonl file (then `val_fraction` of the rows is held out, the
 same rows every run) or a folder with train.tsv|csv|jsonl and, optionally,
@@ -13,14 +14,44 @@ not valid JSON or short of fields is an error naming the file and line.
 from __future__ import annotations
 
 import csv
+import functools
 import io
 import json
+import re
+from collections import Counter
+from collections.abc import Iterable
 from pathlib import Path
+
+import torch
 
 from ..config import ConfigError
 from . import hold_out, read_text
+from ._inputs import RawInputs, texts
+from ._sequences import pad_collate
 
 Rows = list[tuple[str, str]]  # (text, label) pairs
+UNK_INDEX = 1
+SPECIALS = ["<pad>", "<unk>"]  # 0 is _sequences.PAD_INDEX, 1 is UNK_INDEX
+TOKEN = re.compile(r"\w+|[^\w\s]")
+
+
+def tokenize(text: str) -> list[str]:
+    """'Hello, World!' -> ['hello', ',', 'world', '!']"""
+    return TOKEN.findall(text.lower())
+
+
+def build_vocab(texts: Iterable[str], max_size: int) -> list[str]:
+    """Specials, then tokens by falling frequency (ties alphabetically): index = position.
+    `texts` may be a generator: only the token counts are held."""
+    counts = Counter(token for text in texts for token in tokenize(text))
+    ranked = sorted(counts, key=lambda token: (-counts[token], token))
+    return SPECIALS + ranked[: max(max_size - len(SPECIALS), 0)]
+
+
+def encode(text: str, index: dict[str, int], max_length: int) -> torch.Tensor:
+    """Token ids (T,), 1 <= T <= max_length; an empty text becomes one unknown token."""
+    ids = [index.get(token, UNK_INDEX) for token in tokenize(text)[:max_length]]
+    return torch.tensor(ids or [UNK_INDEX], dtype=torch.long)
 
 
 def read_delimited(path: Path) -> list[tuple[int, list[str]]]:
@@ -115,3 +146,26 @@ def load_splits(root: str, label_column: str, val_fraction: float) -> tuple[Rows
     rows = read_rows(path, label_column)
     train_index, val_index = hold_out(len(rows), val_fraction)
     return [rows[i] for i in train_index], [rows[i] for i in val_index]
+
+
+def word_inputs(vocab: list[str], max_length: int, fixed_length: bool) -> RawInputs:
+    """Raw texts for `predict` (lines of a file, or a CSV/TSV/JSONL column), encoded with
+    `vocab` exactly as the word-token kinds encode their samples; `fixed_length`: padded
+    to `max_length` (else to the batch's longest text)."""
+    index = {token: i for i, token in enumerate(vocab)}
+
+    def prepare(text: str) -> dict[str, torch.Tensor]:
+        return {"inputs": encode(text, index, max_length)}  # (T,)
+
+    steps = {
+        "tokenize": {"lowercase": True, "pattern": TOKEN.pattern},  # re.findall(pattern, text)
+        "vocab": vocab,  # token -> its index here; others -> unknown_index
+        "unknown_index": UNK_INDEX,
+        "empty_text": [UNK_INDEX],  # a text without tokens becomes one unknown token
+        "max_length": max_length,  # longer texts are cut
+        "pad": {"index": 0, "to": max_length if fixed_length else "the longest text of the batch"},
+        "lengths": "tokens before padding",
+        "padding_mask": "True where padded",
+    }
+    collate = functools.partial(pad_collate, length=max_length) if fixed_length else pad_collate
+    return RawInputs(texts, prepare, steps, collate)

@@ -22,9 +22,6 @@ file is yours: `ptgen update` never touches it.
 
 from __future__ import annotations
 
-import functools
-import re
-from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -35,14 +32,10 @@ import torch
 from ..config import ConfigError, option
 from ..tasks import DataSpec
 from . import DataBundle, TensorDictDataset
-from ._inputs import RawInputs, texts
-from ._sequences import fixed_length, pad_collate
+from ._inputs import RawInputs
+from ._sequences import fixed_length
 from ._synthetic import SyntheticOptions, make_splits
-from ._text_files import find_split, load_splits, read_rows
-
-UNK_INDEX = 1
-SPECIALS = ["<pad>", "<unk>"]  # 0 is _sequences.PAD_INDEX, 1 is UNK_INDEX
-TOKEN = re.compile(r"\w+|[^\w\s]")
+from ._text_files import build_vocab, encode, find_split, load_splits, read_rows, word_inputs
 
 
 @dataclass
@@ -63,24 +56,6 @@ class Options(SyntheticOptions):
         low=0.0,
         high=1.0,
     )
-
-
-def tokenize(text: str) -> list[str]:
-    """'Hello, World!' -> ['hello', ',', 'world', '!']"""
-    return TOKEN.findall(text.lower())
-
-
-def build_vocab(texts: list[str], max_size: int) -> list[str]:
-    """Specials, then tokens by falling frequency (ties alphabetically): index = position."""
-    counts = Counter(token for text in texts for token in tokenize(text))
-    ranked = sorted(counts, key=lambda token: (-counts[token], token))
-    return SPECIALS + ranked[: max(max_size - len(SPECIALS), 0)]
-
-
-def encode(text: str, index: dict[str, int], max_length: int) -> torch.Tensor:
-    """Token ids (T,), 1 <= T <= max_length; an empty text becomes one unknown token."""
-    ids = [index.get(token, UNK_INDEX) for token in tokenize(text)[:max_length]]
-    return torch.tensor(ids or [UNK_INDEX], dtype=torch.long)
 
 
 def to_dataset(
@@ -135,19 +110,4 @@ def raw_inputs(cfg: Options, state: dict[str, Any]) -> RawInputs | None:
     None for a model trained on the synthetic sequences (they have no text)."""
     if not state:
         return None
-    index = {token: i for i, token in enumerate(state["vocab"])}
-
-    def prepare(text: str) -> dict[str, torch.Tensor]:
-        return {"inputs": encode(text, index, cfg.max_length)}  # (T,)
-
-    steps = {
-        "tokenize": {"lowercase": True, "pattern": TOKEN.pattern},  # re.findall(pattern, text)
-        "vocab": state["vocab"],  # token -> its index here; others -> unknown_index
-        "unknown_index": UNK_INDEX,
-        "empty_text": [UNK_INDEX],  # a text without tokens becomes one unknown token
-        "max_length": cfg.max_length,  # longer texts are cut
-        "pad": {"index": 0, "to": cfg.max_length},
-        "lengths": "tokens before padding",
-        "padding_mask": "True where padded",
-    }
-    return RawInputs(texts, prepare, steps, functools.partial(pad_collate, length=cfg.max_length))
+    return word_inputs(state["vocab"], cfg.max_length, fixed_length=True)
