@@ -222,6 +222,22 @@ def environment(project: Path) -> dict[str, str]:
     return dict(os.environ, PYTHONPATH=str(project / "src"), OMP_NUM_THREADS="1")
 
 
+def train(
+    project: Path, out: Path, *sets: str, launcher: tuple[str, ...] = ()
+) -> subprocess.CompletedProcess[str]:
+    """A training run to its end; fails the test if it fails."""
+    result = subprocess.run(
+        train_command(project, out, *sets, launcher=launcher),
+        cwd=project,
+        env=environment(project),
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert result.returncode == 0, result.stdout + result.stderr
+    return result
+
+
 def weights(path: Path) -> dict[str, torch.Tensor]:
     return torch.load(path, map_location="cpu", weights_only=True)["model_state_dict"]
 
@@ -242,15 +258,7 @@ def kill_then_resume(
     kill_tree_once(proc, out / f"step-{step:08d}.pt")
     epoch_killed = torch.load(out / "last.pt", weights_only=True)["epoch"]
     assert epoch_killed == 0  # mid-epoch: the resumed run starts inside epoch 1
-    resumed = subprocess.run(
-        train_command(project, out, *sets, "train.resume=auto", launcher=launcher),
-        cwd=project,
-        env=environment(project),
-        capture_output=True,
-        text=True,
-        timeout=600,
-    )
-    assert resumed.returncode == 0, resumed.stdout + resumed.stderr
+    resumed = train(project, out, *sets, "train.resume=auto", launcher=launcher)
     assert f"resuming from {out / 'last.pt'}" in resumed.stdout
 
 
@@ -266,15 +274,7 @@ def test_sigkill_then_resume_with_two_workers_is_bit_identical(
 ) -> None:
     """The reference reads the shards in the main process; the killed and the resumed
     runs with 2 workers: the batches, and so the weights, are the same."""
-    reference = subprocess.run(
-        train_command(project, tmp_path / "reference", "data.num_workers=0"),
-        cwd=project,
-        env=environment(project),
-        capture_output=True,
-        text=True,
-        timeout=600,
-    )
-    assert reference.returncode == 0, reference.stderr
+    train(project, tmp_path / "reference", "data.num_workers=0")
     out = tmp_path / "run"
     kill_then_resume(project, out, 10, "data.num_workers=2")
     assert torch.load(out / "last.pt", weights_only=True)["step"] == 48  # 2 epochs of 24
@@ -284,15 +284,7 @@ def test_sigkill_then_resume_with_two_workers_is_bit_identical(
 @pytest.mark.slow
 def test_sigkill_then_resume_under_torchrun_is_bit_identical(project: Path, tmp_path: Path) -> None:
     launcher = ("-m", "torch.distributed.run", "--standalone", "--nproc_per_node=2")
-    reference = subprocess.run(
-        train_command(project, tmp_path / "reference", "data.num_workers=0", launcher=launcher),
-        cwd=project,
-        env=environment(project),
-        capture_output=True,
-        text=True,
-        timeout=600,
-    )
-    assert reference.returncode == 0, reference.stdout + reference.stderr
+    train(project, tmp_path / "reference", "data.num_workers=0", launcher=launcher)
     out = tmp_path / "run"
     kill_then_resume(project, out, 5, "data.num_workers=1", launcher=launcher)
     assert torch.load(out / "last.pt", weights_only=True)["step"] == 24  # 2 epochs of 12
