@@ -91,10 +91,8 @@ class ShardStream(IterableDataset):
     def __iter__(self) -> Iterator[list[dict[str, torch.Tensor]]]:
         worker = get_worker_info()
         index, workers = (worker.id, worker.num_workers) if worker else (0, 1)
-        records = self._records()
-        first = self.skip // self.batch_size
-        for _ in range(first * self.batch_size):  # replayed, never decoded
-            next(records)
+        done = self.skip // self.batch_size * self.batch_size
+        records = itertools.islice(self._records(), done, None)  # replayed, never decoded
         for number, batch in enumerate(chunks(records, self.batch_size, len(self))):
             if number % workers == index:
                 yield [self.decode(record) for record in batch]
@@ -133,9 +131,7 @@ def read_range(shards: list[Shard], read: ReadShard, start: int, stop: int) -> I
         offset += shard.samples
         if begin >= end:
             continue
-        records = read(shard.path, begin)
-        for _ in range(end - begin):
-            yield next(records)
+        yield from itertools.islice(read(shard.path, begin), end - begin)
         if offset >= stop:
             return
 
