@@ -26,7 +26,7 @@ from torch.utils.data import DataLoader
 
 from . import checkpoint as ckpt
 from .config import Config, config_from_dict, load_config, to_toml
-from .data import DataBundle, ResumableSampler, build_data, build_loaders
+from .data import DataBundle, ResumableSampler, ShardStream, build_data, build_loaders
 from .engine import evaluate, forward_backward, no_sync, optimizer_step, to_device
 from .models import build_model, unwrap
 from .monitor import LossSummary, Monitor
@@ -59,7 +59,7 @@ class Run:
     precision: Precision
     train_loader: DataLoader
     val_loader: DataLoader
-    sampler: ResumableSampler
+    sampler: ResumableSampler | ShardStream  # set_epoch(epoch, skip): where each epoch starts
     data_state: dict[str, Any]  # fitted on the training split; saved with every checkpoint
     data_spec: DataSpec  # what the model was built for; saved too (predict, export)
     state: ckpt.TrainState

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import csv
 import dataclasses
+import functools
 import glob
 import hashlib
 import inspect
@@ -42,6 +43,8 @@ from torch.utils.data import Dataset
 
 from ..config import ConfigError
 from . import hold_out, note
+from ._inputs import RawInputs, texts
+from ._sequences import pad_collate
 
 Rows = list[tuple[str, str]]  # (text, label) pairs
 UNK_INDEX = 1
@@ -60,6 +63,12 @@ def build_vocab(counts: Counter[str], max_size: int) -> list[str]:
     `counts`: the training texts' tokens, e.g. counts.update(tokenize(text)) per text."""
     ranked = sorted(counts, key=lambda token: (-counts[token], token))
     return SPECIALS + ranked[: max(max_size - len(SPECIALS), 0)]
+
+
+def encode(text: str, index: dict[str, int], max_length: int) -> torch.Tensor:
+    """Token ids (T,), 1 <= T <= max_length; an empty text becomes one unknown token."""
+    ids = [index.get(token, UNK_INDEX) for token in tokenize(text)[:max_length]]
+    return torch.tensor(ids or [UNK_INDEX], dtype=torch.long)
 
 
 def text_lines(path: Path, newline: str) -> Iterator[str]:
@@ -488,3 +497,26 @@ def publish(work: Path, folder: Path) -> None:
             continue
         if theirs[0] == mine[0] and theirs != mine:  # the same file, since changed
             shutil.rmtree(other, ignore_errors=True)
+
+
+def word_inputs(vocab: list[str], max_length: int, fixed_length: bool) -> RawInputs:
+    """Raw texts for `predict` (lines of a file, or a CSV/TSV/JSONL column), encoded with
+    `vocab` exactly as the word-token kinds encode their samples; `fixed_length`: padded
+    to `max_length` (else to the batch's longest text)."""
+    index = {token: i for i, token in enumerate(vocab)}
+
+    def prepare(text: str) -> dict[str, torch.Tensor]:
+        return {"inputs": encode(text, index, max_length)}  # (T,)
+
+    steps = {
+        "tokenize": {"lowercase": True, "pattern": TOKEN.pattern},  # re.findall(pattern, text)
+        "vocab": vocab,  # token -> its index here; others -> unknown_index
+        "unknown_index": UNK_INDEX,
+        "empty_text": [UNK_INDEX],  # a text without tokens becomes one unknown token
+        "max_length": max_length,  # longer texts are cut
+        "pad": {"index": 0, "to": max_length if fixed_length else "the longest text of the batch"},
+        "lengths": "tokens before padding",
+        "padding_mask": "True where padded",
+    }
+    collate = functools.partial(pad_collate, length=max_length) if fixed_length else pad_collate
+    return RawInputs(texts, prepare, steps, collate)

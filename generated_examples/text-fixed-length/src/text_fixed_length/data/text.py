@@ -31,29 +31,26 @@ file is yours: `ptgen update` never touches it.
 
 from __future__ import annotations
 
-import functools
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import torch
 from torch.utils.data import Dataset
 
 from ..config import option
 from ..tasks import DataSpec
 from . import DataBundle
-from ._inputs import RawInputs, texts
-from ._sequences import fixed_length, pad_collate
+from ._inputs import RawInputs
+from ._sequences import fixed_length
 from ._synthetic import SyntheticOptions, make_splits
 from ._text_files import (
-    TOKEN,
-    UNK_INDEX,
     TokenSettings,
     find_split,
     split_files,
     tokenised_splits,
     tokenize,
+    word_inputs,
 )
 
 
@@ -78,12 +75,6 @@ class Options(SyntheticOptions):
     cache_dir: str = option(
         "", "folder of the tokenised-text cache (empty: .cache beside the data)"
     )
-
-
-def encode(text: str, index: dict[str, int], max_length: int) -> torch.Tensor:
-    """Token ids (T,), 1 <= T <= max_length; an empty text becomes one unknown token."""
-    ids = [index.get(token, UNK_INDEX) for token in tokenize(text)[:max_length]]
-    return torch.tensor(ids or [UNK_INDEX], dtype=torch.long)
 
 
 def build(cfg: Options, seed: int, state: dict[str, Any] | None = None) -> DataBundle:
@@ -125,19 +116,4 @@ def raw_inputs(cfg: Options, state: dict[str, Any]) -> RawInputs | None:
     None for a model trained on the synthetic sequences (they have no text)."""
     if not state:
         return None
-    index = {token: i for i, token in enumerate(state["vocab"])}
-
-    def prepare(text: str) -> dict[str, torch.Tensor]:
-        return {"inputs": encode(text, index, cfg.max_length)}  # (T,)
-
-    steps = {
-        "tokenize": {"lowercase": True, "pattern": TOKEN.pattern},  # re.findall(pattern, text)
-        "vocab": state["vocab"],  # token -> its index here; others -> unknown_index
-        "unknown_index": UNK_INDEX,
-        "empty_text": [UNK_INDEX],  # a text without tokens becomes one unknown token
-        "max_length": cfg.max_length,  # longer texts are cut
-        "pad": {"index": 0, "to": cfg.max_length},
-        "lengths": "tokens before padding",
-        "padding_mask": "True where padded",
-    }
-    return RawInputs(texts, prepare, steps, functools.partial(pad_collate, length=cfg.max_length))
+    return word_inputs(state["vocab"], cfg.max_length, fixed_length=True)
