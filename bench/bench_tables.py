@@ -59,7 +59,8 @@ print("RESULT", seconds, peak, len(run.train_loader.dataset), flush=True)
 
 
 def numeric_csv(path: Path, rows: int) -> Path:
-    """10 numeric features (6 decimals, as the issue's 187 MB file) and a class 0-2 that depends on them."""
+    """10 numeric features (6 decimals, as the issue's 187 MB file) and a class 0-2 that
+    depends on them."""
     rng = np.random.default_rng(rows)
     chunks = []
     for start in range(0, rows, 1_000_000):  # a million rows at a time: bounded memory

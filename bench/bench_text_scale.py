@@ -33,7 +33,6 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-
 from _common import ROOT, machine, median
 
 OLD = "68d2bda"
@@ -98,7 +97,9 @@ def make_project(parent: Path, ptgen_src: Path) -> Path:
 def old_ptgen(scratch: Path) -> Path:
     """ptgen as of OLD, unpacked from git."""
     archive = subprocess.run(
-        ["git", "-C", str(ROOT), "archive", OLD, "src", "templates"], check=True, capture_output=True
+        ["git", "-C", str(ROOT), "archive", OLD, "src", "templates"],
+        check=True,
+        capture_output=True,
     ).stdout
     subprocess.run(["tar", "-x", "-C", str(scratch)], input=archive, check=True)
     return scratch / "src"
@@ -148,7 +149,8 @@ def print_table(results: list[dict]) -> None:
             over = run["peak_rss_mb"] - run["import_rss_mb"]
             print(
                 f"| {result['lines']:,} | {result['file_mb']:.0f} MB | {name} "
-                f"| {run['first_batch_s']:.2f} s | {old['first_batch_s'] / run['first_batch_s']:.1f}x "
+                f"| {run['first_batch_s']:.2f} s "
+                f"| {old['first_batch_s'] / run['first_batch_s']:.1f}x "
                 f"| {run['peak_rss_mb']:.0f} MB | {over:.0f} MB |"
             )
 

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import pytest
 from helpers import generate, run_in_project
 
 from ptgen.components import add_component
@@ -79,7 +78,8 @@ def test_the_arrays_give_the_per_row_samples(tmp_path: Path, layout: str) -> Non
             assert torch.equal(item["inputs"], inputs) and int(item["targets"]) == target
     for i, (inputs, target) in enumerate(train):
         item = fixed.train[i]  # padded to max_length in the dataset
-        assert torch.equal(item["inputs"][: len(inputs)], inputs) and int(item["lengths"]) == len(inputs)
+        assert torch.equal(item["inputs"][: len(inputs)], inputs)
+        assert int(item["lengths"]) == len(inputs)
         assert not item["inputs"][len(inputs):].any() and int(item["targets"]) == target
     assert torch.equal(variable.train_targets(), torch.tensor([t for _, t in train]))
 
