@@ -128,7 +128,7 @@ def test_a_bad_sample_is_one_line_naming_the_tar_and_key(
 def test_tar_shards_train_evaluate_and_predict(project: Path, tmp_path: Path) -> None:
     root, out = project / "shards", tmp_path / "run"
     sets = [f"data.root={root}", f"train.out_dir={out}", "train.epochs=1", "train.batch_size=8",
-            "data.image_size=8", "data.num_workers=0"]  # fmt: skip
+            "data.image_size=8"]  # fmt: skip
     trained = run_in_project(project, "-m", PKG, "train", *[a for s in sets for a in ("--set", s)])
     assert trained.returncode == 0, trained.stderr
     checkpoint = str(out / "last.pt")

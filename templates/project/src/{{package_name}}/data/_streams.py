@@ -278,19 +278,22 @@ def tar_groups(path: Path, first: int) -> Iterator[tuple[str, dict[str, bytes]]]
     """(key, {extension: bytes}) for each run of files sharing a key, the bytes read only
     from group `first` on (in stream mode a file can only be read while it is the
     current member). The key is the path up to the first dot of the file name
-    (`a/0001.seg.png`: key `a/0001`, extension `seg.png`)."""
+    (`a/0001.seg.png`: key `a/0001`, extension `seg.png`). A broken tar is an error."""
     number, key, files = -1, None, {}
-    with tarfile.open(path, "r|*") as tar:
-        for member in tar:
-            if not member.isfile():
-                continue
-            folder, _, name = member.name.rpartition("/")
-            stem, _, extension = name.partition(".")
-            if f"{folder}/{stem}" != key:
-                if key is not None:
-                    yield key.lstrip("/"), files
-                number, key, files = number + 1, f"{folder}/{stem}", {}
-            if number >= first:
-                files[extension.lower()] = tar.extractfile(member).read()  # type: ignore[union-attr]
+    try:
+        with tarfile.open(path, "r|*") as tar:
+            for member in tar:
+                if not member.isfile():
+                    continue
+                folder, _, name = member.name.rpartition("/")
+                stem, _, extension = name.partition(".")
+                if f"{folder}/{stem}" != key:
+                    if key is not None:
+                        yield key.lstrip("/"), files
+                    number, key, files = number + 1, f"{folder}/{stem}", {}
+                if number >= first:
+                    files[extension.lower()] = tar.extractfile(member).read()  # type: ignore[union-attr]
+    except (tarfile.TarError, EOFError) as exc:
+        raise ConfigError(f"{path}: not a readable tar file ({exc})") from None
     if key is not None:
         yield key.lstrip("/"), files
