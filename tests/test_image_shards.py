@@ -4,7 +4,8 @@ layout (KEY.png + KEY.cls) through data/_streams.py.
 In a generated project, on tiny 8x8 PNGs in three tar shards of unequal sizes: every
 sample once an epoch across 2 ranks x 2 workers, a resumed epoch exactly the rest of the
 uninterrupted one, evaluation covering every validation sample once; a sample that is not
-an image, or has no .cls, is a one-line error naming the tar and the key. Slow: a few
+an image, or has no .cls, is a one-line error naming the tar and the key, and so is a file
+that is not a tar. Slow: a few
 steps trained from the shards, then evaluated and predicted from.
 """
 
@@ -40,7 +41,8 @@ result = {"classes": bundle.state["classes"]}
 for name, world, skip, split in json.loads(sys.argv[2]):
     ranks = []
     for rank in range(world):
-        train, val, stream = build_loaders(bundle, config, DistInfo(rank, world), torch.device("cpu"))
+        info = DistInfo(rank, world)
+        train, val, stream = build_loaders(bundle, config, info, torch.device("cpu"))
         stream.set_epoch(1, skip * 4)
         level = lambda b: ((b["inputs"][:, 0, 0, 0] + 1) * 255 / 2 / 4).round().long()
         ranks.append([level(b).tolist() for b in (train if split == "train" else val)])
@@ -124,6 +126,17 @@ def test_a_bad_sample_is_one_line_naming_the_tar_and_key(
     assert "Traceback" not in result.stderr
 
 
+def test_a_broken_tar_is_one_line_naming_it(project: Path, tmp_path: Path) -> None:
+    root = tmp_path / "shards"
+    write_tar(root / "val" / "part-0.tar", sample(0))
+    (root / "train").mkdir()
+    (root / "train" / "part-0.tar").write_bytes(b"x" * 1024)  # not a tar (e.g. a failed copy)
+    result = run_in_project(project, "-m", PKG, "train", "--set", f"data.root={root}")
+    assert result.returncode == 1
+    assert f"{root / 'train' / 'part-0.tar'}: not a readable tar file" in result.stderr
+    assert "Traceback" not in result.stderr
+
+
 @pytest.mark.slow
 def test_tar_shards_train_evaluate_and_predict(project: Path, tmp_path: Path) -> None:
     root, out = project / "shards", tmp_path / "run"
@@ -137,6 +150,8 @@ def test_tar_shards_train_evaluate_and_predict(project: Path, tmp_path: Path) ->
     assert json.loads(evaluated.stdout.splitlines()[-1])["num_samples"] == sum(VAL_SHARDS)
     image = tmp_path / "grey.png"
     image.write_bytes(png(100))
-    predicted = run_in_project(project, "-m", PKG, "predict", "--checkpoint", checkpoint, str(image))
+    predicted = run_in_project(
+        project, "-m", PKG, "predict", "--checkpoint", checkpoint, str(image)
+    )
     assert predicted.returncode == 0, predicted.stderr
     assert any(name in predicted.stdout for name in ("cat", "dog", "eel"))
