@@ -33,6 +33,8 @@ import itertools
 import json
 import os
 import random
+import sys
+import tarfile
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -256,3 +258,42 @@ def count_parquet(path: Path) -> int:
     import pyarrow.parquet as pq
 
     return pq.ParquetFile(path).metadata.num_rows
+
+
+def tar_samples(path: Path, first: int) -> Iterator[tuple[str, dict[str, bytes]]]:
+    """("file:key", {extension: bytes}) of a tar shard in WebDataset layout (a sample is
+    the consecutive files sharing a key: `0001.jpg`, `0001.cls`), from the `first` on;
+    the tar is read as a stream and the files of samples before `first` are not kept."""
+    for number, (key, files) in enumerate(tar_groups(path, first)):
+        if number >= first:
+            yield f"{path}:{key}", files
+
+
+def count_tar(path: Path) -> int:
+    """The number of samples (runs of files sharing a key) of a tar shard."""
+    return sum(1 for _ in tar_groups(path, sys.maxsize))
+
+
+def tar_groups(path: Path, first: int) -> Iterator[tuple[str, dict[str, bytes]]]:
+    """(key, {extension: bytes}) for each run of files sharing a key, the bytes read only
+    from group `first` on (in stream mode a file can only be read while it is the
+    current member). The key is the path up to the first dot of the file name
+    (`a/0001.seg.png`: key `a/0001`, extension `seg.png`). A broken tar is an error."""
+    number, key, files = -1, None, {}
+    try:
+        with tarfile.open(path, "r|*") as tar:
+            for member in tar:
+                if not member.isfile():
+                    continue
+                folder, _, name = member.name.rpartition("/")
+                stem, _, extension = name.partition(".")
+                if f"{folder}/{stem}" != key:
+                    if key is not None:
+                        yield key.lstrip("/"), files
+                    number, key, files = number + 1, f"{folder}/{stem}", {}
+                if number >= first:
+                    files[extension.lower()] = tar.extractfile(member).read()  # type: ignore[union-attr]
+    except (tarfile.TarError, EOFError) as exc:
+        raise ConfigError(f"{path}: not a readable tar file ({exc})") from None
+    if key is not None:
+        yield key.lstrip("/"), files
