@@ -27,9 +27,9 @@ import pytest
 import torch
 
 from textscale.data import build_data
-from textscale.data._text_files import build_vocab, load_splits, tokenize
+from textscale.data._text_files import build_vocab, encode, load_splits, tokenize
 from textscale.data.fixed import Options as FixedOptions
-from textscale.data.texts import Options, encode
+from textscale.data.texts import Options
 
 WORDS = ["Good", "bad", "film", "plot", ",", "!", "très", "so", "dull", "fine"]
 

@@ -168,7 +168,8 @@ def train(run: Run) -> dict[str, Any]:
             print(f"early stopping: no improvement of {task.monitor} in {patience} evaluations")
     if not result and not stopped_by:  # nothing was left to train: report where it ended
         result = evaluate(unwrap(run.train_model), run.val_loader, task, run.precision, run.info)
-    if run.info.is_main and monitor.data_wait_share() > DATA_BOUND:
+    # (a run stopped by a signal ends with how to continue it, not with advice)
+    if run.info.is_main and not stopped_by and monitor.data_wait_share() > DATA_BOUND:
         print(data_advice(monitor.data_wait_share(), run.train_loader.num_workers))
     monitor.close(interrupted=stopped_by is not None)
     return {**result, "step": state.step, "epoch": state.epoch, "stopped_by": stopped_by}
