@@ -39,7 +39,9 @@ def project(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return path
 
 
-def train(project: Path, out: Path, *sets: str) -> subprocess.CompletedProcess[str]:
+def train(
+    project: Path, out: Path, *sets: str, timeout: float = 600
+) -> subprocess.CompletedProcess[str]:
     args = [a for s in (*SMALL, f"train.out_dir={out}", *sets) for a in ("--set", s)]
     return subprocess.run(
         [sys.executable, "-m", PKG, "train", *args],
@@ -47,7 +49,7 @@ def train(project: Path, out: Path, *sets: str) -> subprocess.CompletedProcess[s
         env=dict(os.environ, PYTHONPATH=str(project / "src"), OMP_NUM_THREADS="1"),
         capture_output=True,
         text=True,
-        timeout=600,
+        timeout=timeout,  # raises TimeoutExpired where a run hangs
     )
 
 
@@ -162,15 +164,7 @@ def test_an_error_in_a_loader_worker_ends_the_run(project: Path, tmp_path: Path)
     """Workers ignore SIGTERM (a group signal is the main process's to handle), so the run
     kills them at exit: an error raised in one used to leave `train` waiting forever."""
     (project / "src" / PKG / "data" / "failing.py").write_text(FAILING_DATASET)
-    args = ["data.name=failing", "data.num_workers=1", f"train.out_dir={tmp_path}"]
-    result = subprocess.run(
-        [sys.executable, "-m", PKG, "train", *[a for s in (*SMALL, *args) for a in ("--set", s)]],
-        cwd=project,
-        env=dict(os.environ, PYTHONPATH=str(project / "src"), OMP_NUM_THREADS="1"),
-        capture_output=True,
-        text=True,
-        timeout=120,  # raises TimeoutExpired where the run hangs
-    )
+    result = train(project, tmp_path, "data.name=failing", "data.num_workers=1", timeout=120)
     assert result.returncode == 1, result.stderr
     assert "ValueError: sample 5 cannot be read" in result.stderr
     assert "killed by signal" not in result.stderr  # PyTorch's SIGCHLD handler is not told
