@@ -441,8 +441,8 @@ def split_classes(
     train, val = {}, {}
     for name, files in by_class.items():
         train_index, val_index = hold_out(len(files), fraction)
-        train[name] = [files[i] for i in train_index]
-        val[name] = [files[i] for i in val_index]
+        train[name] = [files[i] for i in train_index.tolist()]
+        val[name] = [files[i] for i in val_index.tolist()]
     return train, val
 
 

@@ -128,11 +128,11 @@ def note(message: str) -> None:
         print(f"data: {message}", file=sys.stderr, flush=True)
 
 
-def hold_out(count: int, fraction: float) -> tuple[list[int], list[int]]:
+def hold_out(count: int, fraction: float) -> tuple[torch.Tensor, torch.Tensor]:
     """Indices (train, val) holding out `fraction` of `count` samples, at least one each.
 
     The split uses a fixed seed, not train.seed: the held-out samples never change."""
-    order = torch.randperm(count, generator=torch.Generator().manual_seed(0)).tolist()
+    order = torch.randperm(count, generator=torch.Generator().manual_seed(0))  # (count,)
     n_val = min(max(round(count * fraction), 1), count - 1)
     return order[n_val:], order[:n_val]
 

@@ -40,6 +40,7 @@ from __future__ import annotations
 import csv
 import itertools
 import math
+import mmap
 import re
 from collections import Counter
 from collections.abc import Iterable, Iterator
@@ -105,7 +106,7 @@ class Table:
         column = self.columns[name]
         return column if self.index is None else column.take(self.index)
 
-    def subset(self, keep: Iterable[int]) -> Table:
+    def subset(self, keep: Iterable[int] | torch.Tensor) -> Table:
         rows = np.asarray(keep, dtype=np.int64)  # (M,)
         index = rows if self.index is None else self.index[rows]
         return Table(self.path, self.header, self.columns, index)
@@ -132,15 +133,11 @@ def read_table(path: Path, na_values: Iterable[str] = (), text: Iterable[str] = 
     if twice:
         raise ConfigError(f"{path}: column names must be unique; repeated: {', '.join(twice)}")
     text = {raw for raw, name in zip(header, names, strict=True) if name in text}
-    data = read_parquet(path, text) if parquet else read_csv(path, header, na_values, text)
-    if data.num_rows == 0:
+    columns = read_parquet(path, text) if parquet else read_csv(path, header, na_values, text)
+    pa.default_memory_pool().release_unused()  # the parser's buffers, to the system
+    if len(columns[0]) == 0:
         raise ConfigError(f"{path} needs a header row and at least one data row")
-    columns = dict(zip(names, data.columns, strict=True))
-    del data
-    for name in names:  # one buffer a column, so that the parser's memory goes back whole
-        columns[name] = pa.chunked_array([columns[name].combine_chunks()])
-        pa.default_memory_pool().release_unused()  # to the system
-    return Table(path, names, columns)
+    return Table(path, names, dict(zip(names, columns, strict=True)))
 
 
 def csv_header(path: Path) -> list[str]:
@@ -155,28 +152,14 @@ def csv_header(path: Path) -> list[str]:
     raise ConfigError(f"{path} needs a header row and at least one data row")
 
 
-def read_csv(path: Path, header: list[str], na_values: list[str], text: set[str]) -> pa.Table:
+def read_csv(
+    path: Path, header: list[str], na_values: list[str], text: set[str]
+) -> list[pa.ChunkedArray]:
     """The columns of a CSV file, parsed by pyarrow a block at a time. Each column's type is
     guessed from the first block; when a later cell does not fit, the file is read again
     with that column wider (integers, then floats, then text)."""
     types = {name: pa.string() for name in text}
-    while True:
-        try:
-            data = read_csv_blocks(path, na_values, types)
-        except pa.ArrowInvalid as exc:
-            found = re.match(r"In CSV column #(\d+): CSV conversion error to (\w+)", str(exc))
-            if found is None or found[2] == "string":
-                raise csv_error(path, exc) from None
-            wider = pa.float64() if found[2] in ("null", "int64") else pa.string()
-            types[header[int(found[1])]] = wider
-            continue
-        odd = [name for name in data.column_names if not reads_as_numbers(data.column(name))]
-        if not odd:
-            return data
-        types.update({name: pa.string() for name in odd})  # dates, true/false, inf: as written
-
-
-def read_csv_blocks(path: Path, na_values: list[str], types: dict[str, pa.DataType]) -> pa.Table:
+    rows = line_breaks(path) + 1  # at least the number of rows
     convert = pa_csv.ConvertOptions(
         column_types=types,
         null_values=na_values,
@@ -184,12 +167,71 @@ def read_csv_blocks(path: Path, na_values: list[str], types: dict[str, pa.DataTy
         quoted_strings_can_be_null=True,
     )
     parse = pa_csv.ParseOptions(newlines_in_values=True, invalid_row_handler=skip_blank_rows)
-    blocks = pa_csv.ReadOptions(block_size=4 << 20)  # rows converted as each block is parsed
-    reader = pa_csv.open_csv(path, blocks, parse, convert)
-    try:
-        return pa.Table.from_batches(list(reader), reader.schema)
-    finally:  # stops its read-ahead thread, also after an error (else: abort at exit)
-        reader.close()
+    blocks = pa_csv.ReadOptions(block_size=1 << 20)  # more read ahead: more memory, hardly faster
+    while True:
+        try:
+            reader = pa_csv.open_csv(path, blocks, parse, convert)
+            try:
+                columns, odd = gather(reader, reader.schema, rows)
+            finally:  # stops its read-ahead thread, also after an error (else: abort at exit)
+                reader.close()
+        except pa.ArrowInvalid as exc:
+            found = re.match(r"In CSV column #(\d+): CSV conversion error to (\w+)", str(exc))
+            if found is None or found[2] == "string":
+                raise csv_error(path, exc) from None
+            wider = pa.float64() if found[2] in ("null", "int64") else pa.string()
+            types[header[int(found[1])]] = wider
+            continue
+        if not odd:
+            return columns
+        types.update({name: pa.string() for name in odd})  # dates, true/false, inf: as written
+
+
+def line_breaks(path: Path) -> int:
+    """How many line breaks (\\n, \\r) a file holds: its rows are at most one more."""
+    count = 0
+    with open(path, "rb") as handle:
+        while block := handle.read(16 << 20):
+            count += block.count(b"\n") + block.count(b"\r")
+    return count
+
+
+def gather(
+    batches: Iterable[pa.RecordBatch], schema: pa.Schema, rows: int
+) -> tuple[list[pa.ChunkedArray], list[str]]:
+    """The columns of a file read a batch at a time, and the names of those to read again
+    as text (dates, true/false, "inf": cells that are not finite numbers). A number column
+    is written in place into one float64 array (a missing cell: NaN, read back as null) in
+    an anonymous memory map of `rows` cells, at least the file's rows: the pages past its
+    end are never written and cost nothing, and the whole map goes back to the system when
+    the column is let go (memory freed inside a heap may stay with the process)."""
+    numbers = {
+        field.name: np.frombuffer(mmap.mmap(-1, 8 * rows), np.float64)  # (rows,)
+        for field in schema
+        if not pa.types.is_string(field.type)
+    }
+    text: dict[str, list[pa.Array]] = {f.name: [] for f in schema if f.name not in numbers}
+    odd, n = set(), 0
+    for batch in batches:
+        for name, cells in zip(schema.names, batch.columns, strict=True):
+            if name in text:
+                text[name].append(cells)
+            elif pa.types.is_null(cells.type):
+                numbers[name][n : n + len(cells)] = np.nan
+            elif not reads_as_numbers(cells):
+                odd.add(name)
+            else:
+                numbers[name][n : n + len(cells)] = cells.to_numpy(zero_copy_only=False)
+        n += batch.num_rows
+    columns = [
+        (
+            pa.chunked_array(text[name], pa.string())
+            if name in text
+            else pa.chunked_array([pa.array(numbers[name][:n], from_pandas=True)])
+        )  # no copy
+        for name in schema.names
+    ]
+    return columns, sorted(odd)
 
 
 def skip_blank_rows(row: Any) -> str:
@@ -234,20 +276,32 @@ def parquet_header(path: Path) -> list[str]:
         raise ConfigError(f"{path}: not a Parquet file pyarrow can read ({exc})") from None
 
 
-def read_parquet(path: Path, text: set[str]) -> pa.Table:
-    """The columns of a Parquet file, NaN as missing like null; columns of other types than
-    numbers and text (dates, true/false), and the `text` ones, as text."""
-    data = pq.read_table(path)  # (parquet_header has read its footer)
-    for i, column in enumerate(data.columns):
-        if pa.types.is_floating(column.type):
+def read_parquet(path: Path, text: set[str]) -> list[pa.ChunkedArray]:
+    """The columns of a Parquet file, a batch at a time, NaN as missing like null; columns
+    of other types than numbers and text (dates, true/false), and the `text` ones, as text."""
+    parquet = pq.ParquetFile(path)  # (parquet_header has read its footer)
+    schema = parquet.schema_arrow
+    text = text | {f.name for f in schema if not reads_as_numbers(pa.array([], f.type))}
+    while True:
+        fields = [pa.field(f.name, pa.string() if f.name in text else f.type) for f in schema]
+        batches = (as_text(batch, text) for batch in parquet.iter_batches(1 << 16))
+        columns, odd = gather(batches, pa.schema(fields), parquet.metadata.num_rows)
+        if not odd:
+            return columns
+        text |= set(odd)  # "inf" as written
+
+
+def as_text(batch: pa.RecordBatch, names: set[str]) -> pa.RecordBatch:
+    """The batch with the `names` columns as text (NaN cells missing)."""
+    columns = []
+    for name, column in zip(batch.schema.names, batch.columns, strict=True):
+        if name in names and pa.types.is_floating(column.type):
             column = pc.if_else(pc.is_nan(column), None, column)
-        if data.field(i).name in text or not reads_as_numbers(column):
-            column = pc.cast(column, pa.string())
-        data = data.set_column(i, data.field(i).name, column)
-    return data
+        columns.append(pc.cast(column, pa.string()) if name in names else column)
+    return pa.RecordBatch.from_arrays(columns, batch.schema.names)
 
 
-def reads_as_numbers(column: pa.ChunkedArray) -> bool:
+def reads_as_numbers(column: pa.Array | pa.ChunkedArray) -> bool:
     """Whether a column's cells are what `to_number` makes of them: text, integers, finite
     floats. pyarrow reads "inf", true/false and dates too; those are kept as text."""
     kind = column.type
@@ -444,7 +498,7 @@ def fit_state(table: Table, target: str, cfg: Options) -> dict[str, Any]:
 def encode_numeric(
     cells: pa.ChunkedArray, column: dict[str, Any], table: Table, na: list[str], out: torch.Tensor
 ) -> None:
-    """Writes into `out` (N, 1 or 2) the standardised values and the missing indicator."""
+    """Writes into `out` (1 or 2, N) the standardised values and the missing indicator."""
     values, bad = as_numbers(cells, na)  # (N,) float64, missing: null
     if bad:
         row, cell = first_row(cells, bad)
@@ -453,24 +507,24 @@ def encode_numeric(
             "it is numeric in the training split"
         )
     scaled = to_tensor(pc.fill_null(values, column["mean"]))  # (N,) float64
-    out[:, 0] = scaled.sub_(column["mean"]).div_(column["std"])  # in place: no copies
+    out[0] = scaled.sub_(column["mean"]).div_(column["std"])  # in place: no copies
     if column["missing"]:
-        out[:, 1] = to_tensor(values.is_null())
+        out[1] = to_tensor(values.is_null())
 
 
 def encode_categorical(
     cells: pa.ChunkedArray, column: dict[str, Any], na: list[str], out: torch.Tensor
 ) -> None:
-    """Writes into `out` (N, K) the one-hot over the K known categories (unknown: all
-    zeros), or (N, K + 1) with the missing indicator when training had missing cells."""
+    """Writes into `out` (K, N) the one-hot over the K known categories (unknown: all
+    zeros), or (K + 1, N) with the missing indicator when training had missing cells."""
     text = text_cells(cells, na)
     known = pa.array(column["categories"], pa.string())
     codes = pc.fill_null(pc.index_in(text, value_set=known), -1).to_numpy()  # (N,) -1: unknown
     rows = np.flatnonzero(codes >= 0)
     out.zero_()
-    out[torch.from_numpy(rows), torch.from_numpy(codes[rows])] = 1.0
+    out[torch.from_numpy(codes[rows]), torch.from_numpy(rows)] = 1.0
     if column["missing"]:
-        out[:, -1] = to_tensor(text.is_null())
+        out[-1] = to_tensor(text.is_null())
 
 
 def encode_features(table: Table, schema: dict[str, Any]) -> torch.Tensor:
@@ -481,16 +535,17 @@ def encode_features(table: Table, schema: dict[str, Any]) -> torch.Tensor:
 def encode_splits(
     tables: list[Table], schema: dict[str, Any], release: bool = True
 ) -> list[torch.Tensor]:
-    """The model inputs (N, F) of each table: column by column, gathered, encoded and
-    written in place; with `release` each column is then let go (from every table sharing
-    it), so memory holds a column read or encoded, hardly both."""
+    """The model inputs (N, F) of each table, encoded column by column into a (F, N) tensor
+    (a column's features are rows: pages are written as they are needed) and transposed at
+    the end; with `release` each column is let go (from every table sharing it) once
+    encoded, so memory holds the file's columns or the inputs, hardly both."""
     names = [column["name"] for column in schema["columns"]]
     for table in tables:
         require_columns(table, names, "used in training")
     na = list(schema["na_values"])
     widths = [feature_width(column) for column in schema["columns"]]
-    inputs = [torch.empty(len(table), sum(widths)) for table in tables]  # (N, F) each
-    parts = zip(*(x.split(widths, dim=1) for x in inputs), strict=True)
+    inputs = [torch.empty(sum(widths), len(table)) for table in tables]  # (F, N) each
+    parts = zip(*(x.split(widths) for x in inputs), strict=True)
     for column, outs in zip(schema["columns"], parts, strict=True):
         for table, out in zip(tables, outs, strict=True):
             cells = table.column(column["name"])
@@ -501,8 +556,7 @@ def encode_splits(
         if release:
             for table in tables:
                 table.columns.pop(column["name"], None)
-            pa.default_memory_pool().release_unused()  # to the system, for the next column
-    return inputs
+    return [x.T.contiguous() for x in inputs]  # (N, F) each
 
 
 def feature_width(column: dict[str, Any]) -> int:

@@ -201,7 +201,7 @@ def load_splits(root: str, label_column: str, val_fraction: float) -> tuple[Rows
         return read_rows(train_path, label_column), read_rows(val_path, label_column)
     rows = read_rows(train_path, label_column)
     train_index, val_index = hold_out(len(rows), val_fraction)
-    return [rows[i] for i in train_index], [rows[i] for i in val_index]
+    return [rows[i] for i in train_index.tolist()], [rows[i] for i in val_index.tolist()]
 
 
 @dataclass
@@ -430,7 +430,7 @@ def split_rows(
     file, the training rows and val_fraction of them held out (the same every run)."""
     if list(files) == ["train"]:
         train, val = hold_out(sizes["train"], val_fraction)
-        return {"train": ("train", np.array(train)), "val": ("train", np.array(val))}
+        return {"train": ("train", train.numpy()), "val": ("train", val.numpy())}
     return {name: (name, np.arange(sizes[name])) for name in files}
 
 
