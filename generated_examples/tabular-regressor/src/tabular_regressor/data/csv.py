@@ -44,7 +44,7 @@ import mmap
 import re
 from collections import Counter
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -52,7 +52,6 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.csv as pa_csv
-import pyarrow.parquet as pq
 import torch
 
 from ..config import ConfigError, option
@@ -62,6 +61,7 @@ from ._inputs import RawInputs, table_rows
 from ._synthetic import SyntheticOptions, make_splits
 
 MIN_CATEGORY_COUNT = 2  # a category seen once cannot be learned: it counts as unknown
+BLOCK_ROWS = 1 << 16  # rows worked on at a time: a column's temporaries stay < 1 MB each
 
 
 @dataclass
@@ -96,10 +96,14 @@ class Table:
     path: Path
     header: list[str]
     columns: dict[str, pa.ChunkedArray]
-    index: np.ndarray | None = None  # (N,) rows of `columns`; None: every row
+    index: np.ndarray | None = None  # (N,) rows of `columns` (int32 if they fit); None: all
+    rows: int = field(init=False)  # len(): also once encoding has let columns go
+
+    def __post_init__(self) -> None:
+        self.rows = len(self.columns[self.header[0]]) if self.index is None else len(self.index)
 
     def __len__(self) -> int:
-        return len(self.columns[self.header[0]]) if self.index is None else len(self.index)
+        return self.rows
 
     def column(self, name: str) -> pa.ChunkedArray:
         """One column of the rows, gathered only now: a subset costs one index array."""
@@ -107,9 +111,17 @@ class Table:
         return column if self.index is None else column.take(self.index)
 
     def subset(self, keep: Iterable[int] | torch.Tensor) -> Table:
-        rows = np.asarray(keep, dtype=np.int64)  # (M,)
+        rows = np.asarray(keep)  # (M,)
         index = rows if self.index is None else self.index[rows]
+        if len(index) and int(index.max()) < 2**31:
+            index = index.astype(np.int32)  # half the memory of int64
         return Table(self.path, self.header, self.columns, index)
+
+    def blocks(self) -> Iterator[tuple[int, Table]]:
+        """The rows BLOCK_ROWS at a time, each with the position of its first row."""
+        for start in range(0, len(self), BLOCK_ROWS):
+            yield start, self.subset(np.arange(start, min(start + BLOCK_ROWS, len(self))))
+            release_memory()  # the block's temporaries, before the next block's
 
     def where(self, row: int) -> str:
         """ "file:line" of one row, for messages (a CSV file is read again to count lines)."""
@@ -134,10 +146,16 @@ def read_table(path: Path, na_values: Iterable[str] = (), text: Iterable[str] = 
         raise ConfigError(f"{path}: column names must be unique; repeated: {', '.join(twice)}")
     text = {raw for raw, name in zip(header, names, strict=True) if name in text}
     columns = read_parquet(path, text) if parquet else read_csv(path, header, na_values, text)
-    pa.default_memory_pool().release_unused()  # the parser's buffers, to the system
+    release_memory()  # the parser's buffers
     if len(columns[0]) == 0:
         raise ConfigError(f"{path} needs a header row and at least one data row")
     return Table(path, names, dict(zip(names, columns, strict=True)))
+
+
+def release_memory() -> None:
+    """Arrow's freed buffers back to the system: its allocator keeps them for reuse, tens
+    of MB at a time, which would add to the peak of the steps that follow."""
+    pa.default_memory_pool().release_unused()
 
 
 def csv_header(path: Path) -> list[str]:
@@ -167,7 +185,8 @@ def read_csv(
         quoted_strings_can_be_null=True,
     )
     parse = pa_csv.ParseOptions(newlines_in_values=True, invalid_row_handler=skip_blank_rows)
-    blocks = pa_csv.ReadOptions(block_size=1 << 20)  # more read ahead: more memory, hardly faster
+    # 256 KB blocks: pyarrow's read-ahead holds ~9 MB (40 MB at 1 MB blocks), as fast
+    blocks = pa_csv.ReadOptions(block_size=1 << 18)
     while True:
         try:
             reader = pa_csv.open_csv(path, blocks, parse, convert)
@@ -191,7 +210,7 @@ def line_breaks(path: Path) -> int:
     """How many line breaks (\\n, \\r) a file holds: its rows are at most one more."""
     count = 0
     with open(path, "rb") as handle:
-        while block := handle.read(16 << 20):
+        while block := handle.read(1 << 20):
             count += block.count(b"\n") + block.count(b"\r")
     return count
 
@@ -225,7 +244,9 @@ def gather(
         n += batch.num_rows
     columns = [
         (
-            pa.chunked_array(text[name], pa.string())
+            pa.chunked_array(
+                [pa.concat_arrays(text[name]) if text[name] else pa.array([], pa.string())]
+            )
             if name in text
             else pa.chunked_array([pa.array(numbers[name][:n], from_pandas=True)])
         )  # no copy
@@ -270,6 +291,8 @@ def csv_error(path: Path, exc: Exception) -> ConfigError:
 
 
 def parquet_header(path: Path) -> list[str]:
+    import pyarrow.parquet as pq  # here: a CSV reader need not load it (~0.1 s, 4-14 MB)
+
     try:
         return pq.read_schema(path).names
     except (pa.ArrowException, OSError) as exc:
@@ -279,6 +302,8 @@ def parquet_header(path: Path) -> list[str]:
 def read_parquet(path: Path, text: set[str]) -> list[pa.ChunkedArray]:
     """The columns of a Parquet file, a batch at a time, NaN as missing like null; columns
     of other types than numbers and text (dates, true/false), and the `text` ones, as text."""
+    import pyarrow.parquet as pq
+
     parquet = pq.ParquetFile(path)  # (parquet_header has read its footer)
     schema = parquet.schema_arrow
     text = text | {f.name for f in schema if not reads_as_numbers(pa.array([], f.type))}
@@ -377,7 +402,9 @@ def require_columns(table: Table, names: list[str], what: str) -> None:
 def drop_missing_targets(table: Table, target: str, na_values: Iterable[str]) -> Table:
     """The rows whose target is present; the number dropped is printed."""
     require_columns(table, [target], "data.target")
-    missing = is_missing(table.column(target), na_values)  # (N,)
+    missing = np.concatenate(
+        [is_missing(part.column(target), na_values) for _, part in table.blocks()]
+    )
     if not missing.any():
         return table
     dropped = f"{int(missing.sum())} of {len(table)} rows dropped"
@@ -416,24 +443,29 @@ def load_splits(cfg: Options, state: dict[str, Any] | None) -> tuple[Table, Tabl
     train = drop_missing_targets(train, target, na_values)
     val_path = split_file(root, "val") if root.is_dir() else None
     if val_path is None or not val_path.is_file():
-        train_index, val_index = hold_out(len(train), cfg.val_fraction)
-        train, val = train.subset(train_index), train.subset(val_index)
+        train, val = (train.subset(rows) for rows in hold_out(len(train), cfg.val_fraction))
+    release_memory()  # the target check's temporaries
     state = state or fit_state(train, target, cfg)
+    release_memory()  # the fitting's temporaries
     if val_path is not None and val_path.is_file():
         val = read_table(val_path, na_values, text_columns(cfg, target, state))
         val = drop_missing_targets(val, target, na_values)
     return train, val, state
 
 
-def fit_column(column: pa.ChunkedArray, name: str, cfg: Options) -> dict[str, Any] | None:
+def fit_column(table: Table, name: str, cfg: Options) -> dict[str, Any] | None:
     """The kind and statistics of one feature column from its training cells (None: the
-    same cell in every row, missing cells counting as one value)."""
+    same cell in every row, missing cells counting as one value). A column read as numbers
+    is summed a block of rows at a time: no copy of the whole column."""
+    if name not in cfg.categorical and is_numbers(table.columns[name]):
+        return fit_numeric((part.column(name) for _, part in table.blocks()), name)
+    column = table.column(name)
     values, bad = as_numbers(column, cfg.na_values)  # (N,) float64, missing: null
-    missing = bool(is_missing(column, cfg.na_values).any())
-    summary: dict[str, Any] = {"name": name, "missing": missing}
     if name in cfg.categorical or bad:
+        missing = bool(is_missing(column, cfg.na_values).any())
+        summary: dict[str, Any] = {"name": name, "missing": missing}
         counts = category_counts(column, cfg.na_values)
-        if len(counts) + summary["missing"] < 2:
+        if len(counts) + missing < 2:
             return None
         ranked = sorted(counts, key=lambda c: (-counts[c], c))  # most frequent first
         kept = [c for c in ranked if counts[c] >= MIN_CATEGORY_COUNT][: cfg.max_categories]
@@ -443,18 +475,51 @@ def fit_column(column: pa.ChunkedArray, name: str, cfg: Options) -> dict[str, An
                 "if it is an id or free text, add it to data.ignore"
             )
         return {**summary, "kind": "categorical", "categories": sorted(kept)}
-    present = values.drop_null()  # (N_present,)
-    span = pc.min_max(present).as_py()
-    if len(present) == 0 or (span["min"] == span["max"] and not summary["missing"]):
+    return fit_numeric([values], name)
+
+
+def fit_numeric(blocks: Iterable[pa.ChunkedArray], name: str) -> dict[str, Any] | None:
+    """A numeric column's mean and std (torch float64 over the present values, in row
+    order) from its values (missing: null) a block of rows at a time; None when the column
+    has one value and no missing cell, or none at all."""
+    missing, low, high, parts = False, math.inf, -math.inf, []
+    for values in blocks:
+        values = pc.cast(values, pa.float64())
+        missing |= values.null_count > 0
+        present = values.drop_null()  # (n,)
+        if len(present) == 0:
+            continue
+        span = pc.min_max(present).as_py()
+        low, high = min(low, span["min"]), max(high, span["max"])
+        numbers = to_tensor(present)  # (n,) float64
+        parts.append(
+            (len(numbers), float(numbers.mean()), float(numbers.var()) if len(numbers) > 1 else 0.0)
+        )
+    if not parts or (low == high and not missing):
         return None
-    numbers = to_tensor(present)  # (N_present,) float64, in row order
-    std = float(numbers.std()) if len(numbers) > 1 else 0.0
+    mean, variance = pooled(parts)
+    std = math.sqrt(variance)
     return {
-        **summary,
+        "name": name,
+        "missing": missing,
         "kind": "numeric",
-        "mean": float(numbers.mean()),
+        "mean": mean,
         "std": std if std > 0 else 1.0,
     }
+
+
+def pooled(parts: list[tuple[int, float, float]]) -> tuple[float, float]:
+    """The mean and variance (n - 1) of the union of blocks, from each block's count, mean
+    and variance (Chan et al.'s update); one block's own numbers unchanged."""
+    if len(parts) == 1:
+        return parts[0][1], parts[0][2]
+    count, mean, squares = 0, 0.0, 0.0  # squares: the sum of squared deviations
+    for n, block_mean, block_variance in parts:
+        delta, total = block_mean - mean, count + n
+        mean += delta * n / total
+        squares += block_variance * (n - 1) + delta * delta * count * n / total
+        count = total
+    return mean, squares / (count - 1)
 
 
 def category_counts(column: pa.ChunkedArray, na_values: Iterable[str]) -> Counter[str]:
@@ -472,7 +537,7 @@ def fit_schema(table: Table, target: str, cfg: Options) -> dict[str, Any]:
     for name in table.header:
         if name == target or name in cfg.ignore:
             continue
-        column = fit_column(table.column(name), name, cfg)
+        column = fit_column(table, name, cfg)
         if column is None:
             left_out.append(f"{name} (constant)")
         elif column["kind"] == "categorical" and not (column["categories"] or column["missing"]):
@@ -548,15 +613,20 @@ def encode_splits(
     parts = zip(*(x.split(widths) for x in inputs), strict=True)
     for column, outs in zip(schema["columns"], parts, strict=True):
         for table, out in zip(tables, outs, strict=True):
-            cells = table.column(column["name"])
-            if column["kind"] == "numeric":
-                encode_numeric(cells, column, table, na, out)
-            else:
-                encode_categorical(cells, column, na, out)
+            for start, part in table.blocks():  # (temporaries of a block, not of a column)
+                cells, block = part.column(column["name"]), out[:, start : start + len(part)]
+                if column["kind"] == "numeric":
+                    encode_numeric(cells, column, part, na, block)
+                else:
+                    encode_categorical(cells, column, na, block)
         if release:
             for table in tables:
                 table.columns.pop(column["name"], None)
-    return [x.T.contiguous() for x in inputs]  # (N, F) each
+            release_memory()
+    del parts, outs, out, block  # views of the (F, N) tensors: each goes once transposed
+    for i, x in enumerate(inputs):
+        inputs[i] = x.T.contiguous()  # (N, F)
+    return inputs
 
 
 def feature_width(column: dict[str, Any]) -> int:
@@ -620,9 +690,10 @@ def build(cfg: Options, seed: int, state: dict[str, Any] | None = None) -> DataB
         return dataset(drop_missing_targets(test, target, na_values))
 
     test = load_test if root.is_dir() and test_path.is_file() else None
+    inputs = encode_splits([train, val], state)  # (N, F) each, the features' columns let go
     targets = [encode_targets(table, target, state) for table in (train, val)]
-    inputs = encode_splits([train, val], state)  # (N, F) each, the file's columns let go
     del train, val
+    release_memory()  # the other columns (the target's)
     splits = [TensorDictDataset(x, y) for x, y in zip(inputs, targets, strict=True)]
     return DataBundle(*splits, spec, state=state, load_test=test)
 
