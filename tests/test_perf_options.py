@@ -135,6 +135,7 @@ cfg = config.load_config(None, [
 ])
 run = train.build_run(cfg, runtime.DistInfo(), torch.device("cpu"))
 project_code = str(engine.__file__).rsplit("/", 1)[0]
+data_code = project_code + "/data/"  # the sampler turns its own CPU index tensor into ints
 reads = []
 
 
@@ -142,7 +143,8 @@ def spy(name):
     original = getattr(torch.Tensor, name)
 
     def wrapper(self, *args, **kwargs):
-        if sys._getframe(1).f_code.co_filename.startswith(project_code):
+        caller = sys._getframe(1).f_code.co_filename
+        if caller.startswith(project_code) and not caller.startswith(data_code):
             reads.append((name, run.state.step))  # the project's own code read a tensor back
         return original(self, *args, **kwargs)
 

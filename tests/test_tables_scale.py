@@ -45,10 +45,14 @@ MIXED = [
 ]
 
 CHECKS = """
+import math
 from pathlib import Path
 
-from tables.data import build_data
-from tables.data.csv import Options
+import numpy as np
+import torch
+
+from tables.data import build_data, hold_out
+from tables.data.csv import BLOCK_ROWS, Options
 
 OLD_STATE = {old!r}
 
@@ -62,6 +66,25 @@ def test_statistics_equal_the_old_readers(tmp_path: Path) -> None:
     assert state["features"] == [
         "a", "a (missing)", "b", "colour=blue", "colour=red", "colour (missing)", "zip=01000"
     ]
+
+
+def test_statistics_summed_a_block_at_a_time_are_torchs_over_the_column(tmp_path: Path) -> None:
+    # More rows than three blocks, some missing, held out in a shuffled order: the pooled
+    # mean and std equal torch's over the whole training column to rounding.
+    rows = 3 * BLOCK_ROWS + 123
+    x = np.random.default_rng(0).normal(5.0, 3.0, rows).round(6)
+    x[::11] = np.nan
+    cells = ["" if np.isnan(v) else repr(float(v)) for v in x]
+    lines = ["x,y", *(f"{{cell}},{{i % 3}}" for i, cell in enumerate(cells))]
+    (tmp_path / "t.csv").write_text("\\n".join(lines) + "\\n")
+    bundle = build_data(Options(name="csv", root=str(tmp_path / "t.csv")), seed=0)
+    train, _ = hold_out(rows, Options.val_fraction)
+    values = torch.from_numpy(x)[train]
+    values = values[~values.isnan()]
+    (column,) = bundle.state["columns"]
+    assert column["missing"] and len(bundle.train) == len(train)
+    assert math.isclose(column["mean"], float(values.mean()), rel_tol=1e-13)
+    assert math.isclose(column["std"], float(values.std()), rel_tol=1e-13)
 """
 
 
