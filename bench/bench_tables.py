@@ -5,7 +5,9 @@ class (0.2M, 2M and 10M rows) and on a mixed file (a categorical column, missing
 read by the csv kind as it is now (pyarrow columns) and as it was at 68d2bda (lists of
 strings; skipped at 10M rows, where it needs ~16 GB). Each measurement is a fresh
 process: `build_run` (read, fit, encode, model, loaders) then one optimizer step; its peak
-RSS is its VmHWM. A second part times the bare read of the 2M-row file with
+RSS is its VmHWM (`file_rss_mb`: the mapped code and libraries at the end, which vary with
+the page cache by ~50 MB). The new kind runs `--repeats` times (the median is "new", every
+run in "new_runs"). A second part times the bare read of the 2M-row file with
 pyarrow and with polars (when installed), the choice of reader.
 
     python bench/bench_tables.py            # writes bench/bench_tables.json
@@ -54,7 +56,8 @@ optimizer_step(run.optimizer, run.precision.scaler, 1.0)
 seconds = time.perf_counter() - start
 status = open("/proc/self/status").read()  # VmHWM: this process's own peak (ru_maxrss
 peak = int(status.split("VmHWM:")[1].split()[0]) * 1024  # keeps the parent's across exec)
-print("RESULT", seconds, peak, len(run.train_loader.dataset), flush=True)
+files = int(status.split("RssFile:")[1].split()[0]) * 1024  # mapped code: varies with the page cache
+print("RESULT", seconds, peak, len(run.train_loader.dataset), files, flush=True)
 """
 
 
@@ -122,11 +125,12 @@ def first_step(project: Path, data: Path, kind: str) -> dict[str, float]:
     line = next((x for x in result.stdout.splitlines() if x.startswith("RESULT")), None)
     if line is None:
         raise RuntimeError(result.stderr[-3000:])
-    _, seconds, peak, train_rows = line.split()
+    _, seconds, peak, train_rows, files = line.split()
     return {
         "seconds": round(float(seconds), 2),
         "peak_rss_mb": round(int(peak) / 2**20),
         "train_rows": int(train_rows),
+        "file_rss_mb": round(int(files) / 2**20),
     }
 
 
@@ -150,6 +154,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rows", type=int, nargs="+", default=[200_000, 2_000_000, 10_000_000])
     parser.add_argument("--out", type=Path, default=REPO / "bench" / "bench_tables.json")
+    parser.add_argument("--repeats", type=int, default=3, help="runs of the new kind per file")
     args = parser.parse_args()
     results: dict[str, object] = {"cores": len(os.sched_getaffinity(0)), "files": []}
     with tempfile.TemporaryDirectory() as tmp:
@@ -159,7 +164,9 @@ def main() -> None:
         for data, rows in files:
             row: dict[str, object] = {"file": data.name, "rows": rows}
             row["mb"] = round(data.stat().st_size / 2**20)
-            row["new"] = first_step(project, data, "csv")
+            runs = [first_step(project, data, "csv") for _ in range(args.repeats)]
+            row["new"] = {key: sorted(r[key] for r in runs)[len(runs) // 2] for key in runs[0]}
+            row["new_runs"] = runs
             if rows <= OLD_UP_TO:
                 row["old"] = first_step(project, data, "csv_old")
             print(json.dumps(row), flush=True)

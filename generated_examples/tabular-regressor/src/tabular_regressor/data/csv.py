@@ -22,8 +22,8 @@ training also gets a 0/1 "missing" indicator. Rows whose target is missing are d
 The file is read by pyarrow, a block at a time, into one array per column (a number column
 holds 8 bytes a cell, not a string). Fitting and encoding then work on BLOCK_ROWS rows at a
 time, and each column is let go once encoded into the model inputs, one float32 (N, F)
-tensor: a 183 MB CSV of 2M rows of numbers trains at a peak of ~3x its size, torch
-included, not the 17x that lists of strings took.
+tensor: a 183 MB CSV of 2M rows of numbers trains at a peak under 3x its size, torch
+included, not the 18x that lists of strings took.
 
 The target is standardised too (the model predicts standard deviations); the task turns
 predictions and metrics back into the target's own units with state["target_mean"] and
