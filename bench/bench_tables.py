@@ -56,7 +56,7 @@ optimizer_step(run.optimizer, run.precision.scaler, 1.0)
 seconds = time.perf_counter() - start
 status = open("/proc/self/status").read()  # VmHWM: this process's own peak (ru_maxrss
 peak = int(status.split("VmHWM:")[1].split()[0]) * 1024  # keeps the parent's across exec)
-files = int(status.split("RssFile:")[1].split()[0]) * 1024  # mapped code: varies with the page cache
+files = int(status.split("RssFile:")[1].split()[0]) * 1024  # mapped code: page-cache dependent
 print("RESULT", seconds, peak, len(run.train_loader.dataset), files, flush=True)
 """
 

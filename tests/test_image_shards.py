@@ -155,3 +155,24 @@ def test_tar_shards_train_evaluate_and_predict(project: Path, tmp_path: Path) ->
     )
     assert predicted.returncode == 0, predicted.stderr
     assert any(name in predicted.stdout for name in ("cat", "dog", "eel"))
+
+
+SIXTEEN_BIT = """
+import io
+import numpy as np
+from PIL import Image
+from tars.data.image_shards import pixels
+
+buffer = io.BytesIO()
+Image.fromarray(np.full((8, 8), 32767, dtype=np.uint16)).save(buffer, format="PNG")
+level = (pixels(buffer.getvalue(), "part-0.tar:s0", 8, 10**8) * 0.5 + 0.5) * 255  # (3, 8, 8)
+print(level.round().unique().tolist())
+"""
+
+
+def test_sixteen_bit_grey_is_scaled_from_its_full_range(project: Path) -> None:
+    # The image-folder kind's conversion (one to_rgb, in data/_inputs.py): Pillow's own
+    # would clip 32767 of 65535 to white, 255.
+    result = run_in_project(project, "-c", SIXTEEN_BIT)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == "[127.0]"

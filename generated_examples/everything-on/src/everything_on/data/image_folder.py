@@ -49,7 +49,7 @@ from ..config import ConfigError, option
 from ..tasks import DataSpec
 from . import DataBundle, hold_out, note, worker_count
 from ._augment import EpochSeeds, augment
-from ._inputs import RawInputs, image_files
+from ._inputs import RawInputs, image_files, to_rgb
 from ._synthetic import SyntheticOptions, make_splits
 
 IMAGE_EXTENSIONS = {".png", ".jpg", ".jpeg", ".bmp", ".gif", ".webp", ".tif", ".tiff"}
@@ -97,19 +97,6 @@ class Options(SyntheticOptions):
     cache_dir: str = option(
         "runs/cache", "folder of data.cache=disk files (relative to the working directory)"
     )
-
-
-def to_rgb(image: Image.Image) -> Image.Image:
-    """Any Pillow mode as 8-bit RGB, the same way every time."""
-    if image.mode in ("I", "I;16", "I;16B", "I;16L", "I;16N"):  # 16-bit grey (PNG, TIFF)
-        grey = np.asarray(image, dtype=np.float64) * (255 / 65535)  # full range -> 0..255
-        image = Image.fromarray(grey.clip(0, 255).round().astype(np.uint8), mode="L")
-    if image.mode == "P" and "transparency" in image.info:
-        image = image.convert("RGBA")
-    if image.mode in ("RGBA", "LA", "PA", "RGBa", "La"):  # transparency: composite on white
-        background = Image.new("RGBA", image.size, (255, 255, 255, 255))
-        image = Image.alpha_composite(background, image.convert("RGBA"))
-    return image if image.mode == "RGB" else image.convert("RGB")  # no copy of a photo
 
 
 def decode(path: Path, size: int, max_pixels: int) -> torch.Tensor:

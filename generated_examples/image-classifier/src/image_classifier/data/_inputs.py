@@ -17,7 +17,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, NamedTuple
 
+import numpy as np
 import torch
+from PIL import Image
 
 
 class Raw(NamedTuple):
@@ -64,6 +66,21 @@ def image_files(sources: list[str], extensions: set[str]) -> Iterator[Raw]:
             yield Raw(str(file), None, file)
         if empty:
             yield Raw(source, None, None, f"no images ({', '.join(sorted(extensions))})")
+
+
+def to_rgb(image: Image.Image) -> Image.Image:
+    """Any Pillow mode as 8-bit RGB, the same way every time: 16-bit grey scaled from its
+    full range (Pillow's conversion would clip it), transparency composited on white
+    (Pillow's would make it black), palette, CMYK and the rest by Pillow's conversion."""
+    if image.mode in ("I", "I;16", "I;16B", "I;16L", "I;16N"):  # 16-bit grey (PNG, TIFF)
+        grey = np.asarray(image, dtype=np.float64) * (255 / 65535)  # full range -> 0..255
+        image = Image.fromarray(grey.clip(0, 255).round().astype(np.uint8), mode="L")
+    if image.mode == "P" and "transparency" in image.info:
+        image = image.convert("RGBA")
+    if image.mode in ("RGBA", "LA", "PA", "RGBa", "La"):  # transparency: composite on white
+        background = Image.new("RGBA", image.size, (255, 255, 255, 255))
+        image = Image.alpha_composite(background, image.convert("RGBA"))
+    return image if image.mode == "RGB" else image.convert("RGB")  # no copy of a photo
 
 
 def walk_sorted(folder: Path) -> Iterator[Path]:
