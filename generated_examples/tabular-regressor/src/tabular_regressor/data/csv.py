@@ -460,7 +460,6 @@ def load_splits(cfg: Options, state: dict[str, Any] | None) -> tuple[Table, Tabl
     val_path = split_file(root, "val") if root.is_dir() else None
     if val_path is None or not val_path.is_file():
         train, val = (train.subset(rows) for rows in hold_out(len(train), cfg.val_fraction))
-    release_memory()  # the target check's temporaries
     state = state or fit_state(train, target, cfg)
     release_memory()  # the fitting's temporaries
     if val_path is not None and val_path.is_file():
@@ -507,35 +506,32 @@ def fit_numeric(blocks: Iterable[pa.ChunkedArray], name: str) -> dict[str, Any] 
             continue
         span = pc.min_max(present).as_py()
         low, high = min(low, span["min"]), max(high, span["max"])
-        numbers = to_tensor(present)  # (n,) float64
-        parts.append(
-            (len(numbers), float(numbers.mean()), float(numbers.var()) if len(numbers) > 1 else 0.0)
-        )
+        parts.append(moments(to_tensor(present)))
     if not parts or (low == high and not missing):
         return None
-    mean, variance = pooled(parts)
-    std = math.sqrt(variance)
-    return {
-        "name": name,
-        "missing": missing,
-        "kind": "numeric",
-        "mean": mean,
-        "std": std if std > 0 else 1.0,
-    }
+    mean, std = pooled(parts)
+    return {"name": name, "missing": missing, "kind": "numeric", "mean": mean, "std": std}
+
+
+def moments(numbers: torch.Tensor) -> tuple[int, float, float]:
+    """Count, mean and variance (n - 1; 0 for one value) of a block of float64 values."""
+    return len(numbers), float(numbers.mean()), float(numbers.var()) if len(numbers) > 1 else 0.0
 
 
 def pooled(parts: list[tuple[int, float, float]]) -> tuple[float, float]:
-    """The mean and variance (n - 1) of the union of blocks, from each block's count, mean
-    and variance (Chan et al.'s update); one block's own numbers unchanged."""
-    if len(parts) == 1:
-        return parts[0][1], parts[0][2]
-    count, mean, squares = 0, 0.0, 0.0  # squares: the sum of squared deviations
-    for n, block_mean, block_variance in parts:
-        delta, total = block_mean - mean, count + n
-        mean += delta * n / total
-        squares += block_variance * (n - 1) + delta * delta * count * n / total
-        count = total
-    return mean, squares / (count - 1)
+    """The mean and std (n - 1; 1 where it is 0: a constant) of the union of blocks, from
+    each block's `moments` (Chan et al.'s update); one block's own numbers unchanged."""
+    count, mean, variance = parts[0]
+    if len(parts) > 1:
+        count, mean, squares = 0, 0.0, 0.0  # squares: the sum of squared deviations
+        for n, block_mean, block_variance in parts:
+            delta, total = block_mean - mean, count + n
+            mean += delta * n / total
+            squares += block_variance * (n - 1) + delta * delta * count * n / total
+            count = total
+        variance = squares / (count - 1)
+    std = math.sqrt(variance)
+    return mean, std if std > 0 else 1.0
 
 
 def category_counts(column: pa.ChunkedArray, na_values: Iterable[str]) -> Counter[str]:
@@ -679,15 +675,8 @@ def target_values(table: Table, target: str) -> torch.Tensor:
 
 def fit_target(table: Table, target: str) -> dict[str, Any]:
     """The target's training mean and std (std 1 for a constant target), a block at a time."""
-    parts = []
-    for _, part in table.blocks():
-        values = target_values(part, target)  # (n,)
-        parts.append(
-            (len(values), float(values.mean()), float(values.var()) if len(values) > 1 else 0.0)
-        )
-    mean, variance = pooled(parts)
-    std = math.sqrt(variance)
-    return {"target_mean": mean, "target_std": std if std > 0 else 1.0}
+    mean, std = pooled([moments(target_values(part, target)) for _, part in table.blocks()])
+    return {"target_mean": mean, "target_std": std}
 
 
 def encode_targets(table: Table, target: str, state: dict[str, Any]) -> torch.Tensor:
