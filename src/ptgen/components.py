@@ -13,7 +13,14 @@ from pathlib import Path
 
 from ptgen.answers import read_answers
 from ptgen.errors import NotAProject, PtgenError
-from ptgen.options import check_kind, check_task, component_name, default_kind, tasks
+from ptgen.options import (
+    check_kind,
+    check_task,
+    component_kinds,
+    component_name,
+    default_kind,
+    tasks,
+)
 from ptgen.paths import templates_dir
 from ptgen.plan import FilePlan
 from ptgen.render import format_python, render_file
@@ -27,13 +34,16 @@ class ProjectInfo:
     project_name: str
     package: str
     task: str
+    features: tuple[str, ...] = ()  # the project's (`features` in its answers)
 
 
 def read_project(project_dir: Path) -> ProjectInfo:
     """What ptgen needs to know about a generated project, from its Copier answers."""
+    from ptgen.features import recorded_features
+
     answers = read_answers(project_dir, ("project_name", "package_name", "task"))
     name, package, task = (str(answers[key]) for key in ("project_name", "package_name", "task"))
-    info = ProjectInfo(project_dir, name, package, task)
+    info = ProjectInfo(project_dir, name, package, task, tuple(recorded_features(answers)))
     if not (project_dir / "src" / info.package).is_dir():
         raise NotAProject(f"{project_dir} has no src/{info.package} package")
     return info
@@ -71,6 +81,7 @@ def plan_component(
         "variable_length": variable_length is not False,
         "name": name,
         "kind": kind,
+        "features": [*project.features, *spec.features],
     }
     module = f"src/{project.package}/{GROUP_DIRS[group]}/{name}.py"
     test = f"tests/test_{'model' if group == 'model' else 'data'}_{name}.py"
@@ -92,9 +103,29 @@ def add_component(
     force: bool = False,
     dry_run: bool = False,
 ) -> FilePlan:
-    """Plan, check for conflicts, and (unless dry_run) write one component."""
-    plan = plan_component(read_project(project_dir), group, name, kind, variable_length)
+    """Plan, check for conflicts, and (unless dry_run) write one component; a kind that
+    needs features the project lacks (the shard kinds: streams) adds them first."""
+    project = read_project(project_dir)
+    plan = plan_component(project, group, name, kind, variable_length)
+    missing = _missing_features(project, group, kind or default_kind(group, project.task))
     if not dry_run:
         plan.check_conflicts(force)
+        if missing:
+            _add_features(project_dir, missing)
         plan.apply()
     return plan
+
+
+def _missing_features(project: ProjectInfo, group: str, kind: str) -> list[str]:
+    return [n for n in component_kinds(group)[kind].features if n not in project.features]
+
+
+def _add_features(project_dir: Path, names: list[str]) -> None:
+    from ptgen.features import change_features
+
+    change = change_features(project_dir, add=names)
+    if change.needs_action:
+        raise PtgenError(
+            f"adding the feature(s) {', '.join(names)} this kind needs left conflicts: "
+            + "; ".join(change.lines()[1:])
+        )

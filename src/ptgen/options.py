@@ -61,6 +61,7 @@ class ComponentKind:
     summary: str
     tasks: tuple[str, ...]
     needs_root: bool = False
+    features: tuple[str, ...] = ()  # features its module needs (e.g. streams for *-shards)
 
     @property
     def directory(self) -> Path:
@@ -74,7 +75,12 @@ def component_kinds(group: str) -> dict[str, ComponentKind]:
         data = tomllib.loads(meta.read_text(encoding="utf-8"))
         name = meta.parent.name
         kinds[name] = ComponentKind(
-            group, name, data["summary"], tuple(data["tasks"]), data.get("needs_root", False)
+            group,
+            name,
+            data["summary"],
+            tuple(data["tasks"]),
+            data.get("needs_root", False),
+            tuple(data.get("features", ())),
         )
     return kinds
 

@@ -21,6 +21,7 @@ from ptgen.atomic import write_files
 from ptgen.components import ProjectInfo, plan_component
 from ptgen.defaults import write_defaults
 from ptgen.errors import ConflictError, PtgenError
+from ptgen.features import DEFAULT_FEATURES, check_features
 from ptgen.locking import LockHeld, exclusive_lock
 from ptgen.options import TaskSpec, check_kind, check_task, default_component_name, package_name
 from ptgen.smoke import SmokeReport, smoke
@@ -39,6 +40,7 @@ class ProjectOptions:
     compile: bool = False
     grad_checkpointing: bool = False
     variable_length: bool | None = None  # sequence datasets: padded per batch (default) or not
+    features: tuple[str, ...] = DEFAULT_FEATURES  # `ptgen list` shows them; kinds add theirs
 
 
 @dataclass
@@ -96,15 +98,20 @@ class _Job:
     task: TaskSpec
     model_kind: str
     dataset_kind: str
+    features: tuple[str, ...]  # the chosen ones and those the kinds bring
 
     @classmethod
     def of(cls, options: ProjectOptions) -> _Job:
         task = check_task(options.task)
         model_kind = options.model or task.default_model
         dataset_kind = options.dataset or task.default_dataset
-        check_kind("model", model_kind, task.name)
-        check_kind("dataset", dataset_kind, task.name)
-        return cls(options, package_name(options.name), task, model_kind, dataset_kind)
+        brought = [
+            *check_kind("model", model_kind, task.name).features,
+            *check_kind("dataset", dataset_kind, task.name).features,
+        ]
+        features = tuple(check_features([*options.features, *brought]))
+        package = package_name(options.name)
+        return cls(options, package, task, model_kind, dataset_kind, features)
 
     @property
     def model_name(self) -> str:
@@ -130,6 +137,7 @@ class _Job:
             "amp": options.amp,
             "compile": options.compile,
             "grad_checkpointing": options.grad_checkpointing,
+            "features": list(self.features),
         }
 
 
@@ -154,7 +162,7 @@ def _generate(
 def _render(job: _Job, staged: Path) -> None:
     """Copier copy of the infrastructure, the first model and dataset, default.toml."""
     _copy_template(job, staged)
-    project = ProjectInfo(staged, job.options.name, job.package, job.task.name)
+    project = ProjectInfo(staged, job.options.name, job.package, job.task.name, job.features)
     plan_component(project, "model", job.model_name, job.model_kind).apply()
     # Components are black-formatted as they are planned; the Copier template renders
     # black-clean as is (tests/test_template_render.py), so updates never fight formatting.

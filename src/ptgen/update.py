@@ -29,7 +29,7 @@ from ptgen.answers import ANSWERS_FILE, read_answers
 from ptgen.defaults import write_defaults
 from ptgen.errors import NotAProject, PtgenError
 from ptgen.git import git, git_ok, last_line
-from ptgen.options import TaskSpec, tasks
+from ptgen.options import tasks
 from ptgen.template_source import TemplateRef, resolve_template
 
 # Template releases whose infrastructure changed the API that components (models/, data/)
@@ -124,13 +124,42 @@ def update_project(
     versions = (project_dir, recorded.removeprefix("v"), ref.version, dry_run)
     if _recorded_commit(ref, recorded) == _commit_of(ref, ref.vcs_ref):
         return UpdateReport(*versions)
-    task = tasks().get(str(answers.get("task", "")))  # None: a template without ptgen's tasks
     upgrade = _components_to_upgrade(project_dir, answers, versions[1], ref.version)
+    data = _task_answers(answers)
+    return UpdateReport(
+        *versions, **_run_in(project_dir, ref.vcs_ref, data, dry_run), upgrade=upgrade
+    )
+
+
+def reanswer(project_dir: Path, data: dict[str, Any], dry_run: bool = False) -> UpdateReport:
+    """Re-render the project's own template version with some answers changed (`data`,
+    e.g. its features) and merge the difference into it, as an update does."""
+    project_dir = project_dir.resolve()
+    answers = read_answers(project_dir, ("_commit", "_src_path"))
+    recorded = str(answers["_commit"])
+    require_clean_repo(project_dir)
+    ref = resolve_template()
+    _require_same_source(str(answers["_src_path"]), ref)
+    _recorded_commit(ref, recorded)  # the cache must hold the project's version
+    version = recorded.removeprefix("v")
+    changes = _run_in(project_dir, ":current:", {**_task_answers(answers), **data}, dry_run)
+    return UpdateReport(project_dir, version, version, dry_run, **changes)
+
+
+def _task_answers(answers: dict[str, Any]) -> dict[str, Any]:
+    """The answers ptgen derives from the task (older projects lack them)."""
+    task = tasks().get(str(answers.get("task", "")))  # None: a template without ptgen's tasks
+    return {"modality": task.modality, "objective": task.objective} if task else {}
+
+
+def _run_in(
+    project_dir: Path, vcs_ref: str | None, data: dict[str, Any], dry_run: bool
+) -> dict[str, tuple[str, ...]]:
+    """Copier's update in the project, or with dry_run in a throwaway clone of it."""
     if not dry_run:
-        return UpdateReport(*versions, **_run_update(project_dir, ref, task), upgrade=upgrade)
+        return _run_update(project_dir, vcs_ref, data)
     with tempfile.TemporaryDirectory(prefix="ptgen-update-") as tmp:
-        clone = _clone_project(project_dir, Path(tmp))
-        return UpdateReport(*versions, **_run_update(clone, ref, task), upgrade=upgrade)
+        return _run_update(_clone_project(project_dir, Path(tmp)), vcs_ref, data)
 
 
 def require_clean_repo(project_dir: Path) -> None:
@@ -181,7 +210,7 @@ def _clone_project(project_dir: Path, tmp: Path) -> Path:
 
 
 def _run_update(
-    project_dir: Path, ref: TemplateRef, task: TaskSpec | None
+    project_dir: Path, vcs_ref: str | None, data: dict[str, Any]
 ) -> dict[str, tuple[str, ...]]:
     """Run Copier's update, rewrite configs/default.toml from the updated option
     dataclasses, then sort what changed into the report's file lists."""
@@ -192,8 +221,8 @@ def _run_update(
     try:
         copier.run_update(
             project_dir,
-            data={"modality": task.modality, "objective": task.objective} if task else {},
-            vcs_ref=ref.vcs_ref,
+            data=data,
+            vcs_ref=vcs_ref,
             overwrite=True,
             defaults=True,
             skip_answered=True,

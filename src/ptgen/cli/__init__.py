@@ -39,7 +39,7 @@ def root(
 def _register() -> None:
     # Command modules import only typer and ptgen's light modules at import time.
     # Each command module registers itself on `app` when imported.
-    from ptgen.cli import add, lint, list, new, smoke, update  # noqa: F401
+    from ptgen.cli import add, feature, lint, list, new, smoke, update  # noqa: F401
 
 
 _register()

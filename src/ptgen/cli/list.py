@@ -1,16 +1,17 @@
-"""`ptgen list`: tasks, and the model and dataset kinds that fit each."""
+"""`ptgen list`: tasks, the model and dataset kinds that fit each, and features."""
 
 from __future__ import annotations
 
 import typer
 
 from ptgen.cli import app
+from ptgen.features import DEFAULT_FEATURES, features
 from ptgen.options import component_kinds, tasks
 
 
 @app.command("list")
 def list_command() -> None:
-    """Show tasks, model kinds and dataset kinds, and which fit which task.
+    """Show tasks, model and dataset kinds (which fit which task), and features.
 
     Example: ptgen list
     """
@@ -28,6 +29,12 @@ def list_command() -> None:
             typer.echo(f"  {kind.name:<14}{marks}".rstrip())
             typer.secho(f"  {'':<14}{kind.summary}", dim=True)
         typer.echo("")
+    typer.secho("features (--with NAME,..., ptgen add|remove feature NAME)", bold=True)
+    for feature in features().values():
+        chosen = "default" if feature.name in DEFAULT_FEATURES else ""
+        chosen = "by kinds" if feature.kinds_only else chosen
+        typer.echo(f"  {feature.name:<14}{chosen:<10}{feature.summary}".rstrip())
+    typer.echo("")
     typer.secho("options", bold=True)
     typer.echo("  --amp  --compile  --grad-checkpointing  (see `ptgen new project --help`)")
     typer.echo("  --variable-length/--fixed-length  (sequence datasets)")

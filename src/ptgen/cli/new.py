@@ -58,6 +58,15 @@ def new_project_command(
             "--grad-checkpointing/--no-grad-checkpointing", help="Trade compute for memory."
         ),
     ] = False,
+    with_: Annotated[
+        str | None,
+        typer.Option(
+            "--with",
+            metavar="FEATURE,...",
+            help="Optional features, comma-separated, e.g. sweep,export (see `ptgen list`); "
+            "default: none. Add or remove them later with `ptgen add|remove feature`.",
+        ),
+    ] = None,
     smoke: Annotated[
         bool, typer.Option("--smoke/--no-smoke", help="Train a few steps to prove it works.")
     ] = True,
@@ -70,8 +79,9 @@ def new_project_command(
 ) -> None:
     """Create a PyTorch project that has already trained on this machine.
 
-    Example: ptgen new project my-classifier --dataset image-folder --amp
+    Example: ptgen new project my-classifier --dataset image-folder --with sweep,export
     """
+    from ptgen.features import parse_features
     from ptgen.project import ProjectOptions, new_project
 
     with user_errors():
@@ -86,6 +96,7 @@ def new_project_command(
             compile_,
             grad_checkpointing,
             variable_length,
+            tuple(parse_features(with_)),
         )
         result = new_project(
             options,

@@ -1,0 +1,149 @@
+"""Features: capabilities a project chooses, adds and removes (`--with`, `ptgen add feature`).
+
+A feature is a folder of the project template's `_features/` with a `feature.toml`
+(`summary`, optional `extra`: the project's pip extra it needs; `kinds_only`: brought by
+component kinds, not chosen by hand). Its files are named `{% if 'NAME' in features %}...`
+in the template and its few lines elsewhere are guarded the same way, so a project
+without it holds no trace of it. The chosen list is the Copier answer `features`.
+
+Adding or removing one re-renders the template at the project's own version with the new
+list and merges the difference into the project (Copier's update with `:current:`), so
+user edits survive and conflicts are listed as `ptgen update` lists them.
+
+Library use::
+
+    from ptgen.features import change_features
+
+    report = change_features(Path("my-project"), add=["sweep"], dry_run=True)
+    print("\\n".join(report.lines()))
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+from pathlib import Path
+
+from ptgen._toml import tomllib
+from ptgen.errors import PtgenError
+from ptgen.paths import templates_dir
+
+# What `ptgen new project` picks when --with is not given: none. A first week is train,
+# evaluate, predict and resume, all in the core; each feature is one command away.
+DEFAULT_FEATURES: tuple[str, ...] = ()
+# Every project made before template 0.3.0 had all of these (copier.yml's default too).
+LEGACY_FEATURES = (
+    "augment",
+    "experiments",
+    "export",
+    "finetune",
+    "fsdp",
+    "mlflow",
+    "plot",
+    "profiler",
+    "streams",
+    "sweep",
+    "tensorboard",
+)
+
+
+@dataclass(frozen=True)
+class FeatureSpec:
+    """A feature: templates/project/_features/<name>/feature.toml."""
+
+    name: str
+    summary: str
+    extra: str | None = None  # the generated project's pip extra, e.g. sweep
+    kinds_only: bool = False  # brought by component kinds (e.g. streams), not by --with
+
+
+def features() -> dict[str, FeatureSpec]:
+    """Every feature of the project template, read from its feature.toml."""
+    found = {}
+    for meta in sorted((templates_dir() / "project" / "_features").glob("*/feature.toml")):
+        data = tomllib.loads(meta.read_text(encoding="utf-8"))
+        found[meta.parent.name] = FeatureSpec(meta.parent.name, **data)
+    return found
+
+
+def parse_features(text: str | None) -> list[str]:
+    """`--with sweep,export` as a checked list; an unknown name lists the known ones."""
+    names = [part.strip() for part in (text or "").split(",") if part.strip()]
+    return check_features(names)
+
+
+def check_features(names: Iterable[str]) -> list[str]:
+    """The names, sorted and without repeats, if every one is a feature."""
+    known = features()
+    unknown = [name for name in names if name not in known]
+    if unknown:
+        choosable = ", ".join(n for n, spec in known.items() if not spec.kinds_only)
+        raise PtgenError(f"unknown feature {unknown[0]!r}; features: {choosable}")
+    return sorted(set(names))
+
+
+def recorded_features(answers: dict[str, object]) -> list[str]:
+    """A project's features from its answers (a project before 0.3.0: every feature)."""
+    value = answers.get("features", list(LEGACY_FEATURES))
+    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+        raise PtgenError(f"`features` in .copier-answers.yml is not a list of names: {value!r}")
+    return sorted(value)
+
+
+def change_features(
+    project_dir: Path,
+    add: Iterable[str] = (),
+    remove: Iterable[str] = (),
+    dry_run: bool = False,
+) -> FeatureChange:
+    """Add and remove features of the project at `project_dir`; see the module doc."""
+    from ptgen.answers import read_answers
+    from ptgen.update import reanswer
+
+    add, remove = check_features(add), check_features(remove)
+    project_dir = project_dir.resolve()
+    current = recorded_features(read_answers(project_dir, ("_commit", "_src_path")))
+    _check_change(current, add, remove)
+    wanted = sorted((set(current) | set(add)) - set(remove))
+    report = reanswer(project_dir, {"features": wanted}, dry_run) if wanted != current else None
+    return FeatureChange(project_dir, tuple(current), tuple(wanted), dry_run, report)
+
+
+def _check_change(current: list[str], add: list[str], remove: list[str]) -> None:
+    both = set(add) & set(remove)
+    if both:
+        raise PtgenError(f"feature {sorted(both)[0]!r} cannot be both added and removed")
+    brought = [name for name in remove if features()[name].kinds_only and name in current]
+    if brought:
+        raise PtgenError(
+            f"feature {brought[0]!r} is brought by dataset kinds and used by their modules; "
+            "it stays while the project has such a dataset"
+        )
+
+
+@dataclass(frozen=True)
+class FeatureChange:
+    """What adding/removing features did (or, with dry_run, would do)."""
+
+    project: Path
+    before: tuple[str, ...]
+    after: tuple[str, ...]
+    dry_run: bool
+    report: object | None  # ptgen.update.UpdateReport; None when nothing changes
+
+    @property
+    def needs_action(self) -> bool:
+        return bool(self.report is not None and self.report.needs_action)
+
+    def lines(self) -> list[str]:
+        if self.report is None:
+            shown = ", ".join(self.after) or "none"
+            return [f"{self.project.name}: nothing to change (features: {shown})"]
+        added = sorted(set(self.after) - set(self.before))
+        removed = sorted(set(self.before) - set(self.after))
+        verb = "Would change" if self.dry_run else "Changed"
+        change = ", ".join([*(f"+{n}" for n in added), *(f"-{n}" for n in removed)])
+        rows = self.report.lines()[1:]  # the file list and advice of the update
+        extras = [features()[n].extra for n in added if features()[n].extra]
+        hint = [f"Install what it needs: pip install -e '.[{','.join(extras)}]'"] if extras else []
+        return [f"{verb} the features of {self.project.name}: {change}", *rows, *hint]
