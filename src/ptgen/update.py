@@ -142,7 +142,7 @@ def reanswer(project_dir: Path, data: dict[str, Any], dry_run: bool = False) -> 
     _require_same_source(str(answers["_src_path"]), ref)
     _recorded_commit(ref, recorded)  # the cache must hold the project's version
     version = recorded.removeprefix("v")
-    changes = _run_in(project_dir, ":current:", {**_task_answers(answers), **data}, dry_run)
+    changes = _run_in(project_dir, recorded, {**_task_answers(answers), **data}, dry_run)
     return UpdateReport(project_dir, version, version, dry_run, **changes)
 
 
