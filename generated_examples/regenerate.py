@@ -12,6 +12,7 @@ import sys
 import tempfile
 from pathlib import Path
 
+from ptgen.features import features
 from ptgen.project import ProjectOptions, new_project
 
 HERE = Path(__file__).resolve().parent
@@ -38,6 +39,7 @@ CANONICAL: dict[str, ProjectOptions] = {
         compile=True,
         grad_checkpointing=True,
         description="Every option switched on",
+        features=tuple(name for name, spec in features().items() if not spec.kinds_only),
     ),
 }
 

@@ -7,13 +7,19 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
-from helpers import generate
+from helpers import ALL_FEATURES, generate
 
 
 @pytest.fixture(scope="session")
 def default_project(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """One default project for read-only checks (do not modify it in tests)."""
     return generate(tmp_path_factory.mktemp("default"), name="demo-proj")
+
+
+@pytest.fixture(scope="session")
+def full_project(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The default project with every feature (--with all of them), read-only too."""
+    return generate(tmp_path_factory.mktemp("full"), name="demo-proj", features=ALL_FEATURES)
 
 
 @pytest.fixture

@@ -12,11 +12,14 @@ import sys
 import time
 from pathlib import Path
 
+from ptgen.features import features
 from ptgen.project import ProjectOptions, new_project
 
 PAGE = 4096  # tmpfs allocates whole pages
 
 REPO = Path(__file__).resolve().parents[1]
+# Every feature a user can choose (--with); the kinds bring the others themselves.
+ALL_FEATURES = tuple(name for name, spec in features().items() if not spec.kinds_only)
 
 
 def generate(tmp_path: Path, name: str = "demo", **options: object) -> Path:

@@ -22,17 +22,17 @@ def test_ecosystem_files_parse(default_project: Path) -> None:
 
 def test_readme_documents_every_command_and_option(default_project: Path) -> None:
     readme = (default_project / "README.md").read_text(encoding="utf-8")
-    for command in ("train", "evaluate", "smoke", "plot", "torchrun", "resume=auto"):
+    for command in ("train", "evaluate", "smoke", "torchrun", "resume=auto"):
         assert command in readme, command
     for option in ("train.amp", "train.compile", "model.grad_checkpointing", "train.logger"):
         assert option in readme, option
 
 
 @pytest.mark.slow
-def test_plot_and_tensorboard(default_project: Path) -> None:
-    out = default_project.parent / "plotted-run"
+def test_plot_and_tensorboard(full_project: Path) -> None:
+    out = full_project.parent / "plotted-run"
     train = run_in_project(
-        default_project,
+        full_project,
         "-m",
         "demo_proj",
         "train",
@@ -47,13 +47,13 @@ def test_plot_and_tensorboard(default_project: Path) -> None:
     )
     assert train.returncode == 0, train.stderr
     assert any((out / "tensorboard").glob("events.out.tfevents.*"))
-    plot = run_in_project(default_project, "-m", "demo_proj", "plot", "--run-dir", str(out))
+    plot = run_in_project(full_project, "-m", "demo_proj", "plot", "--run-dir", str(out))
     assert plot.returncode == 0, plot.stderr
     png = (out / "metrics.png").read_bytes()
     assert png.startswith(b"\x89PNG") and len(png) > 5000
 
 
-def test_plot_without_a_run_is_a_clear_error(default_project: Path, tmp_path: Path) -> None:
-    result = run_in_project(default_project, "-m", "demo_proj", "plot", "--run-dir", str(tmp_path))
+def test_plot_without_a_run_is_a_clear_error(full_project: Path, tmp_path: Path) -> None:
+    result = run_in_project(full_project, "-m", "demo_proj", "plot", "--run-dir", str(tmp_path))
     assert result.returncode == 1
     assert "no metrics.csv" in result.stderr and "Traceback" not in result.stderr

@@ -43,7 +43,8 @@ epochs = 3
 
 @pytest.fixture(scope="module")
 def project(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    path = generate(tmp_path_factory.mktemp("experiments"), name="exp-proj")
+    features = ("experiments", "sweep", "mlflow")
+    path = generate(tmp_path_factory.mktemp("experiments"), name="exp-proj", features=features)
     (path / "src" / PKG / "data" / "slowsynthetic.py").write_text(SLOW_DATASET)
     (path / "configs" / "tiny-sweep.toml").write_text(SPACE)
     return path

@@ -57,7 +57,8 @@ def build(cfg, seed, state=None) -> DataBundle:
 
 @pytest.fixture(scope="module")
 def project(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    path = generate(tmp_path_factory.mktemp("fsdp"), name="fsdp-proj", model="mlp")
+    where = tmp_path_factory.mktemp("fsdp")
+    path = generate(where, name="fsdp-proj", model="mlp", features=("fsdp",))
     (path / "src" / PKG / "data" / "slowsynthetic.py").write_text(SLOW_DATASET)
     (path / "src" / PKG / "data" / "unevenval.py").write_text(UNEVEN_VALIDATION)
     return path

@@ -56,7 +56,9 @@ def save_tiny_encoder(folder: Path, texts: list[str]) -> Path:
 def project(tmp_path_factory: pytest.TempPathFactory) -> Path:
     root = tmp_path_factory.mktemp("hf")
     kinds = {"model": "hf-encoder", "dataset": "hf-text"}
-    path = generate(root, name="hf-proj", task="sequence-classification", **kinds)
+    path = generate(
+        root, name="hf-proj", task="sequence-classification", features=("finetune",), **kinds
+    )
     reviews = write_text(path / "reviews.tsv", rows=200)
     with reviews.open() as f:
         texts = [row["text"] for row in csv.DictReader(f, delimiter="\t")]

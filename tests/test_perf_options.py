@@ -104,7 +104,7 @@ def test_checkpoints_move_between_compiled_and_plain_models(
 
 
 def test_profile_writes_a_trace_and_prints_the_top_operators(
-    default_project: Path, tmp_path: Path
+    full_project: Path, tmp_path: Path
 ) -> None:
     out_dir = tmp_path / "run"
     overrides = [
@@ -115,7 +115,7 @@ def test_profile_writes_a_trace_and_prints_the_top_operators(
         f"train.out_dir={out_dir}",
     ]
     args = [a for o in overrides for a in ("--set", o)]
-    result = run_in_project(default_project, "-m", PACKAGE, "train", *args)
+    result = run_in_project(full_project, "-m", PACKAGE, "train", *args)
     assert result.returncode == 0, result.stdout + result.stderr
     trace = out_dir / "profile" / "trace.json"
     events = json.loads(trace.read_text(encoding="utf-8"))["traceEvents"]

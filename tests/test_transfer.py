@@ -26,7 +26,8 @@ TINY = [
 
 @pytest.fixture(scope="module")
 def project(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return generate(tmp_path_factory.mktemp("transfer"), name="transfer-proj")
+    where = tmp_path_factory.mktemp("transfer")
+    return generate(where, name="transfer-proj", features=("finetune",))
 
 
 @pytest.fixture(scope="module")

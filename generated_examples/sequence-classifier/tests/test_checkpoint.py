@@ -7,10 +7,7 @@ import torch
 
 from sequence_classifier.checkpoint import CheckpointError, load_checkpoint
 from sequence_classifier.config import Config, load_config
-from sequence_classifier.data import build_data
-from sequence_classifier.models import build_model
 from sequence_classifier.train import fit
-from sequence_classifier.transfer import init_from
 
 
 def test_checkpoint_round_trip(tiny_config: Config) -> None:
@@ -42,18 +39,3 @@ def test_damaged_files_are_refused_with_the_path(tmp_path: Path, content: bytes)
     path.write_bytes(content)
     with pytest.raises(CheckpointError, match="bad.pt"):
         load_checkpoint(path)
-
-
-def test_init_from_loads_a_state_dict_exactly(tiny_config: Config, tmp_path: Path) -> None:
-    """model.init_from: a saved state_dict fills a freshly built model bit for bit."""
-    spec = build_data(tiny_config.data, tiny_config.train.seed).spec
-    torch.manual_seed(0)
-    source = build_model(tiny_config.model, spec)
-    torch.save(source.state_dict(), tmp_path / "weights.pt")
-    torch.manual_seed(1)
-    model = build_model(tiny_config.model, spec)
-    saved = source.state_dict()
-    assert any(not torch.equal(v, saved[k]) for k, v in model.state_dict().items())
-    report = init_from(model, tmp_path / "weights.pt", strict=True)
-    assert report.mismatches() == "" and len(report.loaded) == len(saved)
-    assert all(torch.equal(v, saved[k]) for k, v in model.state_dict().items())

@@ -42,14 +42,6 @@ def test_grad_checkpointing_matches_plain() -> None:
         torch.testing.assert_close(q.grad, p.grad, msg=f"gradient of {name}")
 
 
-def test_repeated_blocks_are_distinct_parts_of_the_model() -> None:
-    # train.strategy=fsdp shards each block on its own, then the rest of the model
-    model = build()
-    blocks, parts = model.repeated_blocks(), [id(m) for m in model.modules()]
-    assert blocks and all(id(block) in parts[1:] for block in blocks)
-    assert len({id(block) for block in blocks}) == len(blocks)
-
-
 def test_padding_does_not_change_the_output() -> None:
     model = build(dropout=0.0).eval()
     batch = example_batch(SPEC, 4)

@@ -23,14 +23,10 @@ from typing import Any
 import numpy as np
 import torch
 
-from . import sharding
 from .models import unwrap
-from .runtime import DistInfo, barrier
 from .tasks import DataSpec
 
 REQUIRED_KEYS = ("model_state_dict", "optimizer_state_dict", "epoch", "step", "config")
-SHARDED_KEYS = ("epoch", "step", "config")  # state.pt of a sharded checkpoint; DCP holds the rest
-STATE_FILE = "state.pt"  # in a sharded checkpoint: everything but the model and optimizer
 SUFFIXES = (".pt", ".dcp")  # a checkpoint file; a sharded checkpoint directory
 _WRAPPER_PREFIX = re.compile(r"^(?:_orig_mod\.|module\.)+")
 
@@ -108,7 +104,7 @@ def save_checkpoint(path: str | Path, payload: dict[str, Any]) -> None:
         os.replace(tmp, path)
     except (OSError, RuntimeError) as exc:  # torch.save reports a full disk as RuntimeError
         raise CheckpointError(
-            f"cannot write {path}: {_write_failure(exc, path.parent)}; the previous file is kept"
+            f"cannot write {path}: {write_failure(exc, path.parent)}; the previous file is kept"
         ) from None
     finally:
         tmp.unlink(missing_ok=True)
@@ -120,7 +116,7 @@ def save_checkpoint(path: str | Path, payload: dict[str, Any]) -> None:
             os.close(fd)
 
 
-def _write_failure(exc: BaseException, folder: Path) -> str:
+def write_failure(exc: BaseException, folder: Path) -> str:
     """Why a write failed, in words: a full disk is named as such, whatever raised it."""
     full = isinstance(exc, OSError) and exc.errno in (errno.ENOSPC, errno.EDQUOT)
     try:
@@ -135,61 +131,6 @@ def _write_failure(exc: BaseException, folder: Path) -> str:
 
 def warn_stderr(message: str) -> None:
     print(message, file=sys.stderr)
-
-
-def checkpoint_path(out_dir: Path, stem: str, strategy: str) -> Path:
-    """`out_dir/STEM.pt`, or `out_dir/STEM.dcp` (a directory) under train.strategy=fsdp."""
-    return out_dir / f"{stem}{SUFFIXES[strategy == 'fsdp']}"
-
-
-def save_sharded_if_finite(
-    path: Path,
-    model: torch.nn.Module,
-    optimizer: torch.optim.Optimizer,
-    state: dict[str, Any],
-    info: DistInfo,
-) -> bool:
-    """Every rank writes its shards into a temporary directory; rank 0 adds state.pt and
-    renames it to `path`. Unless the weights hold NaN/inf: the last good one then stays."""
-    if not sharding.all_finite(model, info):
-        if info.is_main:
-            warn_stderr(
-                f"warning: not saving {path}: non-finite weights at step {state['step']}; "
-                "the previous checkpoint is kept"
-            )
-        return False
-    tmp = path.with_name(f".{path.name}.tmp")  # the same name on every rank
-    if info.is_main:
-        shutil.rmtree(tmp, ignore_errors=True)  # a killed run's leftovers
-    barrier(info)
-    try:
-        sharding.save_sharded(tmp, model, optimizer)
-        if info.is_main:
-            save_checkpoint(tmp / STATE_FILE, state)
-            _replace_directory(tmp, path)
-    except (OSError, RuntimeError) as exc:
-        raise CheckpointError(
-            f"cannot write {path}: {_write_failure(exc, path.parent)}; the previous one is kept"
-        ) from None
-    return True
-
-
-def _replace_directory(new: Path, path: Path) -> None:
-    """Put the complete directory `new` at `path`. A directory cannot replace another in
-    one rename: the old one moves aside first, so a crash between the two renames leaves
-    no `path` (resume=auto then takes the newest step checkpoint, or best), never half."""
-    old = path.with_name(f".{path.name}.old.tmp")
-    if path.exists():
-        shutil.rmtree(old, ignore_errors=True)
-        os.replace(path, old)
-    os.replace(new, path)
-    shutil.rmtree(old, ignore_errors=True)
-    if sys.platform != "win32":  # make the renames durable
-        fd = os.open(path.parent, os.O_RDONLY)
-        try:
-            os.fsync(fd)
-        finally:
-            os.close(fd)
 
 
 def save_if_finite(path: str | Path, payload: dict[str, Any]) -> bool:
@@ -211,10 +152,10 @@ def load_checkpoint(path: str | Path, map_location: str | torch.device = "cpu") 
     Of a sharded checkpoint directory only state.pt is read (the weights load later)."""
     path = Path(path)
     required, file = REQUIRED_KEYS, path
-    if path.is_dir():
-        required, file = SHARDED_KEYS, path / STATE_FILE
-        if not (path / ".metadata").is_file():
-            raise CheckpointError(f"{path}: not a sharded checkpoint (no .metadata)")
+    if path.is_dir():  # sharded (train.strategy=fsdp); sharding.py imports this module
+        from .sharding import SHARDED_KEYS, state_file
+
+        required, file = SHARDED_KEYS, state_file(path)
     checkpoint = load_weights_only(file, map_location)
     if not isinstance(checkpoint, dict) or any(k not in checkpoint for k in required):
         raise CheckpointError(
@@ -259,13 +200,9 @@ def load_model_state(
     processes, and a file into a sharded model (both with `optimizer`: its state too).
     """
     try:
-        if Path(path).is_dir():
-            sharding.load_sharded(Path(path), unwrap(model), optimizer)
-        elif sharding.is_sharded(unwrap(model)):
-            weights = clean_state_dict(checkpoint["model_state_dict"])
-            optimizer_state = checkpoint["optimizer_state_dict"]
-            sharding.load_full(unwrap(model), weights, optimizer, optimizer_state)
-        else:
+        from .sharding import load_sharded_state
+
+        if not load_sharded_state(unwrap(model), checkpoint, path, optimizer):
             unwrap(model).load_state_dict(clean_state_dict(checkpoint["model_state_dict"]))
     except (RuntimeError, ValueError, KeyError) as exc:
         saved = checkpoint.get("config", {})
@@ -295,8 +232,8 @@ def named_checkpoints(out_dir: Path, stem: str) -> list[Path]:
 def remove_checkpoint(path: Path) -> None:
     if path.is_dir():
         shutil.rmtree(path, ignore_errors=True)
-    else:
-        path.unlink(missing_ok=True)
+        return
+    path.unlink(missing_ok=True)
 
 
 def prune_step_checkpoints(out_dir: Path, keep_last: int) -> None:
@@ -368,9 +305,11 @@ def restore_training(
     world_size: int = 1,
 ) -> TrainState:
     """Load every state into the live objects; returns where training was."""
-    # a sharded checkpoint, or any into a sharded model: DCP's loaders set the optimizer too
-    optimizer_too = Path(path).is_dir() or sharding.is_sharded(unwrap(model))
     check_global_batch(checkpoint, path, config["train"]["batch_size"] * world_size)
+    # a sharded checkpoint, or any into a sharded model: DCP's loaders set the optimizer too
+    from .sharding import is_sharded
+
+    optimizer_too = Path(path).is_dir() or is_sharded(unwrap(model))
     load_model_state(model, checkpoint, path, config, optimizer if optimizer_too else None)
     try:
         if not optimizer_too:

@@ -1,5 +1,5 @@
-"""Command line: `python -m <package> train | evaluate | predict | export | smoke | plot |
-defaults | sweep | repeat | cv | consolidate`."""
+"""Command line: `python -m everything_on COMMAND`, where COMMAND is one of
+train, evaluate, predict, export, smoke, plot, defaults, sweep, repeat, cv, consolidate."""
 
 from __future__ import annotations
 
@@ -14,7 +14,6 @@ from .checkpoint import CheckpointError
 from .config import ConfigError, defaults_toml, load_config
 
 DEFAULTS_FILE = Path("configs/default.toml")
-SWEEP_FILE = Path("configs/sweep.toml")  # the default config of `sweep`: a search space
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -41,7 +40,7 @@ def build_parser() -> argparse.ArgumentParser:
     evaluate.add_argument(
         "--checkpoint",
         required=True,
-        help="checkpoint file, e.g. runs/default/best.pt, or a sharded one (best.dcp)",
+        help="checkpoint file, e.g. runs/default/best.pt or a sharded best.dcp",
     )
     evaluate.add_argument(
         "--split", choices=("val", "test"), default="val", help="the split to score (default: val)"
@@ -72,7 +71,7 @@ def build_parser() -> argparse.ArgumentParser:
     defaults.add_argument(
         "--write", action="store_true", help=f"write it to {DEFAULTS_FILE} instead of printing"
     )
-    sweep = add("sweep", f"Search hyperparameters with Optuna (default --config {SWEEP_FILE}).")
+    sweep = add("sweep", "Search hyperparameters with Optuna (default --config configs/sweep.toml)")
     sweep.add_argument("--trials", type=positive, required=True, help="trials the study holds")
     sweep.add_argument("--study", default="sweep", help="study name (default: sweep)")
     sweep.add_argument("--out", help="folder of the trials (default: runs/STUDY)")
@@ -123,7 +122,13 @@ def main(argv: list[str] | None = None) -> int:
 
             stopped_by = fit(load_config(args.config, args.overrides))["stopped_by"]
             return EXIT_STATUS[stopped_by] if stopped_by else 0
-        elif args.command in ("sweep", "repeat", "cv"):
+        elif args.command == "sweep":
+            from .sweep import run_sweep
+
+            return run_sweep(args)
+        elif args.command in ("repeat", "cv"):
+            from .experiments import run_experiment
+
             return run_experiment(args)
         elif args.command == "defaults":
             text = defaults_toml(load_config(), __package__)
@@ -164,24 +169,6 @@ def main(argv: list[str] | None = None) -> int:
         print("interrupted; continue a training run with --set train.resume=auto", file=sys.stderr)
         return 130
     return 0
-
-
-def run_experiment(args: argparse.Namespace) -> int:
-    """sweep, repeat and cv: several training runs of one config."""
-    if args.command == "sweep":
-        from .sweep import sweep
-
-        config_file = Path(args.config or SWEEP_FILE)
-        config = load_config(config_file, args.overrides)
-        out = Path(args.out or f"runs/{args.study}")
-        return sweep(config, config_file, args.trials, out, args.storage, args.study, args.resume)
-    from .experiments import cross_validate, repeat
-
-    config = load_config(args.config, args.overrides)
-    if args.command == "repeat":
-        return repeat(config, args.seeds, Path(args.out))
-    seed = config.train.seed if args.seed is None else args.seed
-    return cross_validate(config, args.folds, seed, Path(args.out))
 
 
 def error_message(exc: Exception) -> str:

@@ -9,6 +9,7 @@ their mean and standard deviation, are printed and written to OUT/results.csv.
 
 from __future__ import annotations
 
+import argparse
 import csv
 import dataclasses
 import json
@@ -18,10 +19,19 @@ from typing import Any
 
 import torch
 
-from .config import Config, ConfigError
+from .config import Config, ConfigError, load_config
 from .data import build_data
 from .stopping import EXIT_STATUS
 from .train import fit
+
+
+def run_experiment(args: argparse.Namespace) -> int:
+    """`repeat` and `cv`: several training runs of --config and the overrides."""
+    config = load_config(args.config, args.overrides)
+    if args.command == "repeat":
+        return repeat(config, args.seeds, Path(args.out))
+    seed = config.train.seed if args.seed is None else args.seed
+    return cross_validate(config, args.folds, seed, Path(args.out))
 
 
 def repeat(config: Config, seeds: list[int], out: Path) -> int:

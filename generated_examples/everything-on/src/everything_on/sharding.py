@@ -22,6 +22,8 @@ without them does not pay.
 from __future__ import annotations
 
 import contextlib
+import os
+import shutil
 import sys
 import warnings
 from collections.abc import Iterator
@@ -35,8 +37,18 @@ from torch import nn
 if TYPE_CHECKING:
     from torch.distributed.fsdp import FSDPModule
 
+from .checkpoint import (
+    CheckpointError,
+    clean_state_dict,
+    save_checkpoint,
+    warn_stderr,
+    write_failure,
+)
 from .config import ConfigError
-from .runtime import DistInfo, Precision
+from .runtime import DistInfo, Precision, barrier
+
+SHARDED_KEYS = ("epoch", "step", "config")  # state.pt of a sharded checkpoint; DCP holds the rest
+STATE_FILE = "state.pt"  # in a sharded checkpoint: everything but the model and optimizer
 
 
 def shard_model(model: nn.Module, amp: Precision, device: torch.device) -> None:
@@ -103,7 +115,7 @@ def all_finite(model: nn.Module, info: DistInfo) -> bool:
     return int(bad.item()) == 0
 
 
-def save_sharded(directory: Path, model: nn.Module, optimizer: torch.optim.Optimizer) -> None:
+def write_shards(directory: Path, model: nn.Module, optimizer: torch.optim.Optimizer) -> None:
     """Every rank writes its shards of the model and optimizer into `directory`."""
     import torch.distributed.checkpoint as dcp
     from torch.distributed.checkpoint.state_dict import get_state_dict
@@ -169,6 +181,103 @@ def load_full(
         positions = zip(saved["params"], keys, strict=True)
         by_name["state"].update({key: state[i] for i, key in positions if i in state})
     set_optimizer_state_dict(model, optimizer, by_name, options=whole)
+
+
+def state_file(path: Path) -> Path:
+    """The state.pt of a sharded checkpoint directory (the weights load later)."""
+    if not (path / ".metadata").is_file():
+        raise CheckpointError(f"{path}: not a sharded checkpoint (no .metadata)")
+    return path / STATE_FILE
+
+
+def load_sharded_state(
+    model: nn.Module,
+    checkpoint: dict[str, Any],
+    path: str | Path,
+    optimizer: torch.optim.Optimizer | None,
+) -> bool:
+    """A sharded checkpoint directory into `model` (sharded or not), or a file into a
+    sharded model (both with `optimizer`: its state too); False for a file into a plain
+    model, which the caller loads itself."""
+    if Path(path).is_dir():
+        load_sharded(Path(path), model, optimizer)
+    elif is_sharded(model):
+        weights = clean_state_dict(checkpoint["model_state_dict"])
+        load_full(model, weights, optimizer, checkpoint["optimizer_state_dict"])
+    else:
+        return False
+    return True
+
+
+def save_sharded(
+    path: Path,
+    model: torch.nn.Module,
+    optimizer: torch.optim.Optimizer,
+    state: dict[str, Any],
+    info: DistInfo,
+) -> bool:
+    """Every rank writes its shards into a temporary directory; rank 0 adds state.pt and
+    renames it to `path`. Unless the weights hold NaN/inf: the last good one then stays."""
+    if not all_finite(model, info):
+        if info.is_main:
+            warn_stderr(
+                f"warning: not saving {path}: non-finite weights at step {state['step']}; "
+                "the previous checkpoint is kept"
+            )
+        return False
+    tmp = path.with_name(f".{path.name}.tmp")  # the same name on every rank
+    if info.is_main:
+        shutil.rmtree(tmp, ignore_errors=True)  # a killed run's leftovers
+    barrier(info)
+    try:
+        write_shards(tmp, model, optimizer)
+        if info.is_main:
+            save_checkpoint(tmp / STATE_FILE, state)
+            _replace_directory(tmp, path)
+    except (OSError, RuntimeError) as exc:
+        raise CheckpointError(
+            f"cannot write {path}: {write_failure(exc, path.parent)}; the previous one is kept"
+        ) from None
+    return True
+
+
+def _replace_directory(new: Path, path: Path) -> None:
+    """Put the complete directory `new` at `path`. A directory cannot replace another in
+    one rename: the old one moves aside first, so a crash between the two renames leaves
+    no `path` (resume=auto then takes the newest step checkpoint, or best), never half."""
+    old = path.with_name(f".{path.name}.old.tmp")
+    if path.exists():
+        shutil.rmtree(old, ignore_errors=True)
+        os.replace(path, old)
+    os.replace(new, path)
+    shutil.rmtree(old, ignore_errors=True)
+    if sys.platform != "win32":  # make the renames durable
+        fd = os.open(path.parent, os.O_RDONLY)
+        try:
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+
+
+def consolidate(directory: str, output: str) -> dict[str, Any]:
+    """Write a sharded checkpoint (train.strategy=fsdp, a .dcp directory) as one file that
+    evaluate, resume and any single process load like last.pt. Gathers it in this process."""
+    out = Path(output)
+    if not Path(directory).is_dir():
+        raise CheckpointError(f"{directory}: not a sharded checkpoint directory (.dcp)")
+    if out.exists():
+        raise CheckpointError(f"{out} already exists; choose another --output")
+    from .checkpoint import load_model_state
+    from .optim import build_optimizer
+    from .train import trained_model  # train imports this module
+
+    checkpoint, config, _, model = trained_model(directory)
+    optimizer = build_optimizer(model, config.train, torch.device("cpu"))
+    load_model_state(model, checkpoint, directory, config.to_dict(), optimizer)
+    weights = {"model_state_dict": model.state_dict()}
+    optimizer_state = {"optimizer_state_dict": optimizer.state_dict()}
+    save_checkpoint(out, {**checkpoint, **weights, **optimizer_state})  # like last.pt
+    return {"step": checkpoint["step"], "parameters": sum(p.numel() for p in model.parameters())}
 
 
 @contextlib.contextmanager

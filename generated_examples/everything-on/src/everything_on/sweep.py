@@ -19,6 +19,7 @@ trials (also OUT/trials.csv) and the best trial's config, OUT/best.toml.
 
 from __future__ import annotations
 
+import argparse
 import csv
 import io
 import json
@@ -39,12 +40,21 @@ from .runtime import DistInfo
 from .stopping import EXIT_STATUS, StopSignals
 from .tasks import Task, get_task
 
+SWEEP_FILE = Path("configs/sweep.toml")  # the default config of `sweep`: a search space
 HEARTBEAT_S = 2  # a process running a trial records a heartbeat in the study this often;
 GRACE_S = 10  # a trial without one for this long is taken as dead and continued elsewhere
 
 
 class SweepStopped(Exception):
     """A stop signal reached the sweep; its trial was checkpointed and will be continued."""
+
+
+def run_sweep(args: argparse.Namespace) -> int:
+    """`sweep`: the study of --config (default configs/sweep.toml) and the overrides."""
+    config_file = Path(args.config or SWEEP_FILE)
+    config = load_config(config_file, args.overrides)
+    out = Path(args.out or f"runs/{args.study}")
+    return sweep(config, config_file, args.trials, out, args.storage, args.study, args.resume)
 
 
 def sweep(

@@ -26,13 +26,13 @@ from torch.utils.data import DataLoader
 
 from . import checkpoint as ckpt
 from .config import Config, config_from_dict, load_config, to_toml
-from .data import DataBundle, ResumableSampler, ShardStream, build_data, build_loaders
+from .data import DataBundle, EpochOrder, build_data, build_loaders
 from .engine import evaluate, forward_backward, no_sync, optimizer_step, to_device
 from .models import build_model, unwrap
-from .monitor import LossSummary, Monitor
+from .monitor import LossSummary, Monitor, Tracker
 from .optim import build_optimizer, build_scheduler, lower_lr
 from .runtime import DistInfo, Precision, barrier, distributed, precision, set_seed
-from .sharding import shard_model
+from .sharding import save_sharded, shard_model
 from .stopping import StopSignals, improves
 from .tasks import DataSpec, Task, get_task
 from .transfer import freeze, frozen_batch_norm_eval, init_weights
@@ -59,7 +59,7 @@ class Run:
     precision: Precision
     train_loader: DataLoader
     val_loader: DataLoader
-    sampler: ResumableSampler | ShardStream  # set_epoch(epoch, skip): where each epoch starts
+    sampler: EpochOrder  # set_epoch(epoch, skip): where each epoch starts
     data_state: dict[str, Any]  # fitted on the training split; saved with every checkpoint
     data_spec: DataSpec  # what the model was built for; saved too (predict, export)
     state: ckpt.TrainState
@@ -96,11 +96,8 @@ def train(run: Run) -> dict[str, Any]:
         task.metrics,
         samples_per_step,
         resume_step=state.step if run.resumed else None,
-        tensorboard=cfg.logger == "tensorboard",
-        profile=cfg.profile,
-        mlflow_run_id=state.mlflow_run_id if cfg.logger == "mlflow" else None,
+        trackers=trackers(run),
     )
-    state.mlflow_run_id = monitor.mlflow_run_id  # a resumed run logs to the same MLflow run
     monitor.record_config(out_dir / "config.toml", to_toml(run.config), run.config.to_dict())
     result: dict[str, Any] = {}
     done = False  # train.max_steps reached
@@ -173,6 +170,26 @@ def train(run: Run) -> dict[str, Any]:
         print(data_advice(monitor.data_wait_share(), run.train_loader.num_workers))
     monitor.close(interrupted=stopped_by is not None)
     return {**result, "step": state.step, "epoch": state.epoch, "stopped_by": stopped_by}
+
+
+def trackers(run: Run) -> list[Tracker]:
+    """The trackers the config asks for; only the main process reports."""
+    found: list[Tracker] = []
+    if not run.info.is_main:
+        return found
+    if run.config.train.logger == "tensorboard":
+        from .tensorboard_logger import TensorBoardTracker
+
+        found.append(TensorBoardTracker(run.out_dir / "tensorboard"))
+    if run.config.train.logger == "mlflow":
+        from .mlflow_logger import MlflowTracker
+
+        found.append(MlflowTracker(run.out_dir, run.state))  # a resumed run: its MLflow run
+    if run.config.train.profile:
+        from .profiler import StepProfiler
+
+        found.append(StepProfiler(run.out_dir, run.precision.device))
+    return found
 
 
 def build_run(
@@ -276,8 +293,8 @@ def save(run: Run, stem: str) -> None:
     """Checkpoint `stem`.pt from rank 0, or under train.strategy=fsdp `stem`.dcp, a
     directory every rank writes its shards into; never non-finite weights. Every rank
     waits for it."""
-    cfg = run.config.train
-    path = ckpt.checkpoint_path(run.out_dir, stem, cfg.strategy)
+    fsdp = run.config.train.strategy == "fsdp"
+    path = run.out_dir / f"{stem}{ckpt.SUFFIXES[fsdp]}"
     state = ckpt.training_state(
         run.scheduler,
         run.precision.scaler,
@@ -288,8 +305,8 @@ def save(run: Run, stem: str) -> None:
         getattr(run.task, "class_weights", None),  # classification: train.class_weights
         run.data_spec,
     )
-    if cfg.strategy == "fsdp":
-        ckpt.save_sharded_if_finite(path, run.model, run.optimizer, state, run.info)
+    if fsdp:
+        save_sharded(path, run.model, run.optimizer, state, run.info)
     elif run.info.is_main:
         ckpt.save_if_finite(path, ckpt.training_payload(run.model, run.optimizer, state))
     barrier(run.info)
@@ -304,20 +321,3 @@ def trained_model(
     config = load_config(config_file, list(overrides), base=config_from_dict(checkpoint["config"]))
     bundle = build_data(config.data, config.train.seed, checkpoint.get("data_state"))
     return checkpoint, config, bundle, build_model(config.model, bundle.spec)
-
-
-def consolidate(directory: str, output: str) -> dict[str, Any]:
-    """Write a sharded checkpoint (train.strategy=fsdp, a .dcp directory) as one file that
-    evaluate, resume and any single process load like last.pt. Gathers it in this process."""
-    out = Path(output)
-    if not Path(directory).is_dir():
-        raise ckpt.CheckpointError(f"{directory}: not a sharded checkpoint directory (.dcp)")
-    if out.exists():
-        raise ckpt.CheckpointError(f"{out} already exists; choose another --output")
-    checkpoint, config, _, model = trained_model(directory)
-    optimizer = build_optimizer(model, config.train, torch.device("cpu"))
-    ckpt.load_model_state(model, checkpoint, directory, config.to_dict(), optimizer)
-    weights = {"model_state_dict": model.state_dict()}
-    optimizer_state = {"optimizer_state_dict": optimizer.state_dict()}
-    ckpt.save_checkpoint(out, {**checkpoint, **weights, **optimizer_state})  # like last.pt
-    return {"step": checkpoint["step"], "parameters": sum(p.numel() for p in model.parameters())}

@@ -68,14 +68,6 @@ class ModelConfig:
     grad_checkpointing: bool = option(
         False, "recompute each block's activations in backward to save memory"
     )
-    init_from: str = option(
-        "", "start from these weights: a checkpoint, a state_dict (.pt/.pth) or .safetensors"
-    )
-    init_strict: bool = option(False, "init_from: refuse any name or shape that does not match")
-    freeze: tuple[str, ...] = option(
-        (), 'parameter-name prefixes not trained, e.g. ["features"] or features,pool'
-    )
-    freeze_bn: bool = option(True, "keep BatchNorm layers inside frozen parts in eval mode")
 
 
 @dataclass
@@ -116,11 +108,6 @@ class TrainConfig:
     seed: int = option(42, "seeds python, numpy, torch and data workers", low=0, high=2**32 - 1)
     deterministic: bool = option(False, "deterministic kernels (slower); cudnn.benchmark off")
     device: str = option("auto", "where to train", choices=("auto", "cpu", "cuda", "mps"))
-    strategy: str = option(
-        "auto",
-        "under torchrun: ddp (auto) copies the model, fsdp shards it (.dcp checkpoints)",
-        choices=("auto", "ddp", "fsdp"),
-    )
     out_dir: str = option("runs/default", "checkpoints, metrics.csv and the resolved config")
     resume: str = option("", '"" fresh, auto (newest valid checkpoint in out_dir) or a PATH')
     checkpoint_every: int = option(0, "also checkpoint every N steps (0: epoch ends only)", low=0)
@@ -137,13 +124,7 @@ class TrainConfig:
     compile_mode: str = option(
         "default", "torch.compile mode", choices=("default", "reduce-overhead", "max-autotune")
     )
-    profile: bool = option(False, "profile a few steps with torch.profiler")
     on_nonfinite: str = option("stop", "what a NaN/inf loss does", choices=("stop", "warn"))
-    logger: str = option(
-        "csv",
-        "metrics.csv always; tensorboard or mlflow also log there",
-        choices=("csv", "tensorboard", "mlflow"),
-    )
 
 
 @dataclass
@@ -183,7 +164,6 @@ def load_config(
     items = _flatten(base.to_dict()) if base else []
     if path is not None:
         values = _read_toml(Path(path))
-        values.pop("sweep", None)  # a sweep's search space, read by `sweep` only
         items += _flatten(values)
     for item in overrides or []:
         key, sep, raw = item.partition("=")

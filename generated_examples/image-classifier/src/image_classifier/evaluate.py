@@ -2,14 +2,12 @@
 
 The data is prepared with the state saved in the checkpoint, exactly as in training. Besides
 accuracy (top-5 from 5 classes) and macro-F1, the result holds per class precision, recall,
-F1 and support; the confusion matrix is written as CSV beside the checkpoint (and as a PNG
-when matplotlib, the `plot` extra, is installed).
+F1 and support; the confusion matrix is written as CSV beside the checkpoint.
 """
 
 from __future__ import annotations
 
 import csv
-import importlib.util
 from pathlib import Path
 from typing import Any
 
@@ -28,7 +26,7 @@ from .train import trained_model
 def evaluate_checkpoint(
     path: str, config_file: str | None, overrides: list[str], split: str = "val"
 ) -> dict[str, Any]:
-    """Evaluate a checkpoint (a file, or a sharded directory loaded in this one process)
+    """Evaluate a checkpoint
     with the config it was trained with (plus any overrides)."""
     checkpoint, config, bundle, model = trained_model(path, config_file, overrides)
     device = get_device(config.train.device)
@@ -62,8 +60,8 @@ def write_reports(
     result: dict[str, Any], checkpoint: str, output_dir: str | None
 ) -> dict[str, str]:
     """Write the confusion matrix of `result` as CSV (rows: true class, columns: predicted)
-    and, with matplotlib, as a PNG, named after the checkpoint and split, beside the
-    checkpoint or in `output_dir`; returns their paths by name."""
+    named after the checkpoint and split, beside the checkpoint or in `output_dir`;
+    returns its path by name."""
     folder = Path(output_dir) if output_dir else Path(checkpoint).parent
     folder.mkdir(parents=True, exist_ok=True)
     stem = folder / f"{Path(checkpoint).stem}-{result['split']}-confusion"
@@ -73,10 +71,6 @@ def write_reports(
         writer.writerow(["true \\ predicted", *names])
         writer.writerows([name, *row] for name, row in zip(names, matrix, strict=True))
     written = {"confusion_matrix_csv": str(stem.with_suffix(".csv"))}
-    if importlib.util.find_spec("matplotlib") is not None:  # the plot extra
-        from .plot import plot_confusion
-
-        written["confusion_matrix_png"] = str(plot_confusion(matrix, names, stem))
     return written
 
 

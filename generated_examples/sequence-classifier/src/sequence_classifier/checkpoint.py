@@ -1,7 +1,6 @@
 """Checkpoints: full training state, atomic writes, safe (`weights_only=True`) loads.
 
-A checkpoint is one file (`last.pt`), or under train.strategy=fsdp a directory of shards
-(`last.dcp/`, see sharding.py) that is written under a temporary name and then renamed,
+A checkpoint is one file (`last.pt`), written under a temporary name and then renamed,
 so a crash never leaves a half checkpoint under a name that resume=auto would pick.
 """
 
@@ -13,7 +12,6 @@ import errno
 import os
 import random
 import re
-import shutil
 import sys
 from collections.abc import Callable, Iterator
 from dataclasses import asdict, dataclass, fields
@@ -23,15 +21,11 @@ from typing import Any
 import numpy as np
 import torch
 
-from . import sharding
 from .models import unwrap
-from .runtime import DistInfo, barrier
 from .tasks import DataSpec
 
 REQUIRED_KEYS = ("model_state_dict", "optimizer_state_dict", "epoch", "step", "config")
-SHARDED_KEYS = ("epoch", "step", "config")  # state.pt of a sharded checkpoint; DCP holds the rest
-STATE_FILE = "state.pt"  # in a sharded checkpoint: everything but the model and optimizer
-SUFFIXES = (".pt", ".dcp")  # a checkpoint file; a sharded checkpoint directory
+SUFFIXES = (".pt",)  # a checkpoint file
 _WRAPPER_PREFIX = re.compile(r"^(?:_orig_mod\.|module\.)+")
 
 
@@ -51,7 +45,6 @@ class TrainState:
     # improvement (by train.early_stopping_min_delta) and the evaluations since it
     patience_best: float | None = None
     evals_without_improvement: int = 0
-    mlflow_run_id: str = ""  # train.logger=mlflow: the MLflow run a resumed run continues
 
 
 def clean_state_dict(state_dict: dict[str, torch.Tensor]) -> dict[str, torch.Tensor]:
@@ -108,7 +101,7 @@ def save_checkpoint(path: str | Path, payload: dict[str, Any]) -> None:
         os.replace(tmp, path)
     except (OSError, RuntimeError) as exc:  # torch.save reports a full disk as RuntimeError
         raise CheckpointError(
-            f"cannot write {path}: {_write_failure(exc, path.parent)}; the previous file is kept"
+            f"cannot write {path}: {write_failure(exc, path.parent)}; the previous file is kept"
         ) from None
     finally:
         tmp.unlink(missing_ok=True)
@@ -120,7 +113,7 @@ def save_checkpoint(path: str | Path, payload: dict[str, Any]) -> None:
             os.close(fd)
 
 
-def _write_failure(exc: BaseException, folder: Path) -> str:
+def write_failure(exc: BaseException, folder: Path) -> str:
     """Why a write failed, in words: a full disk is named as such, whatever raised it."""
     full = isinstance(exc, OSError) and exc.errno in (errno.ENOSPC, errno.EDQUOT)
     try:
@@ -135,61 +128,6 @@ def _write_failure(exc: BaseException, folder: Path) -> str:
 
 def warn_stderr(message: str) -> None:
     print(message, file=sys.stderr)
-
-
-def checkpoint_path(out_dir: Path, stem: str, strategy: str) -> Path:
-    """`out_dir/STEM.pt`, or `out_dir/STEM.dcp` (a directory) under train.strategy=fsdp."""
-    return out_dir / f"{stem}{SUFFIXES[strategy == 'fsdp']}"
-
-
-def save_sharded_if_finite(
-    path: Path,
-    model: torch.nn.Module,
-    optimizer: torch.optim.Optimizer,
-    state: dict[str, Any],
-    info: DistInfo,
-) -> bool:
-    """Every rank writes its shards into a temporary directory; rank 0 adds state.pt and
-    renames it to `path`. Unless the weights hold NaN/inf: the last good one then stays."""
-    if not sharding.all_finite(model, info):
-        if info.is_main:
-            warn_stderr(
-                f"warning: not saving {path}: non-finite weights at step {state['step']}; "
-                "the previous checkpoint is kept"
-            )
-        return False
-    tmp = path.with_name(f".{path.name}.tmp")  # the same name on every rank
-    if info.is_main:
-        shutil.rmtree(tmp, ignore_errors=True)  # a killed run's leftovers
-    barrier(info)
-    try:
-        sharding.save_sharded(tmp, model, optimizer)
-        if info.is_main:
-            save_checkpoint(tmp / STATE_FILE, state)
-            _replace_directory(tmp, path)
-    except (OSError, RuntimeError) as exc:
-        raise CheckpointError(
-            f"cannot write {path}: {_write_failure(exc, path.parent)}; the previous one is kept"
-        ) from None
-    return True
-
-
-def _replace_directory(new: Path, path: Path) -> None:
-    """Put the complete directory `new` at `path`. A directory cannot replace another in
-    one rename: the old one moves aside first, so a crash between the two renames leaves
-    no `path` (resume=auto then takes the newest step checkpoint, or best), never half."""
-    old = path.with_name(f".{path.name}.old.tmp")
-    if path.exists():
-        shutil.rmtree(old, ignore_errors=True)
-        os.replace(path, old)
-    os.replace(new, path)
-    shutil.rmtree(old, ignore_errors=True)
-    if sys.platform != "win32":  # make the renames durable
-        fd = os.open(path.parent, os.O_RDONLY)
-        try:
-            os.fsync(fd)
-        finally:
-            os.close(fd)
 
 
 def save_if_finite(path: str | Path, payload: dict[str, Any]) -> bool:
@@ -207,15 +145,9 @@ def save_if_finite(path: str | Path, payload: dict[str, Any]) -> bool:
 
 
 def load_checkpoint(path: str | Path, map_location: str | torch.device = "cpu") -> dict[str, Any]:
-    """Load with `weights_only=True`; any damaged or foreign file raises CheckpointError.
-    Of a sharded checkpoint directory only state.pt is read (the weights load later)."""
-    path = Path(path)
-    required, file = REQUIRED_KEYS, path
-    if path.is_dir():
-        required, file = SHARDED_KEYS, path / STATE_FILE
-        if not (path / ".metadata").is_file():
-            raise CheckpointError(f"{path}: not a sharded checkpoint (no .metadata)")
-    checkpoint = load_weights_only(file, map_location)
+    """Load with `weights_only=True`; any damaged or foreign file raises CheckpointError."""
+    path, required = Path(path), REQUIRED_KEYS
+    checkpoint = load_weights_only(path, map_location)
     if not isinstance(checkpoint, dict) or any(k not in checkpoint for k in required):
         raise CheckpointError(
             f"{path}: not a training checkpoint of this project "
@@ -249,24 +181,14 @@ def load_model_state(
     checkpoint: dict[str, Any],
     path: str | Path,
     config: dict[str, Any],
-    optimizer: torch.optim.Optimizer | None = None,
 ) -> None:
     """Load weights (either prefix style), explaining a mismatch by the config keys that differ.
 
     The weights go into the plain module, also when `model` is wrapped by torch.compile
-    or DDP, so a checkpoint moves freely between compiled and plain models. A sharded
-    checkpoint directory loads into a sharded or a plain model, at any number of
-    processes, and a file into a sharded model (both with `optimizer`: its state too).
+    or DDP, so a checkpoint moves freely between compiled and plain models.
     """
     try:
-        if Path(path).is_dir():
-            sharding.load_sharded(Path(path), unwrap(model), optimizer)
-        elif sharding.is_sharded(unwrap(model)):
-            weights = clean_state_dict(checkpoint["model_state_dict"])
-            optimizer_state = checkpoint["optimizer_state_dict"]
-            sharding.load_full(unwrap(model), weights, optimizer, optimizer_state)
-        else:
-            unwrap(model).load_state_dict(clean_state_dict(checkpoint["model_state_dict"]))
+        unwrap(model).load_state_dict(clean_state_dict(checkpoint["model_state_dict"]))
     except (RuntimeError, ValueError, KeyError) as exc:
         saved = checkpoint.get("config", {})
         changed = [
@@ -280,23 +202,19 @@ def load_model_state(
 
 
 def step_checkpoints(out_dir: Path) -> list[Path]:
-    """Step checkpoints (files and sharded directories), newest first."""
+    """Step checkpoints, newest first."""
     found = [path for suffix in SUFFIXES for path in out_dir.glob(f"step-*{suffix}")]
     return sorted(found, key=lambda path: path.stem, reverse=True)
 
 
 def named_checkpoints(out_dir: Path, stem: str) -> list[Path]:
-    """out_dir/STEM.pt and out_dir/STEM.dcp that exist, newest first (a run can change
-    train.strategy when it resumes)."""
+    """out_dir/STEM.pt if it exists."""
     found = [path for path in (out_dir / f"{stem}{suffix}" for suffix in SUFFIXES) if path.exists()]
     return sorted(found, key=lambda path: path.stat().st_mtime, reverse=True)
 
 
 def remove_checkpoint(path: Path) -> None:
-    if path.is_dir():
-        shutil.rmtree(path, ignore_errors=True)
-    else:
-        path.unlink(missing_ok=True)
+    path.unlink(missing_ok=True)
 
 
 def prune_step_checkpoints(out_dir: Path, keep_last: int) -> None:
@@ -309,7 +227,7 @@ def find_resume_checkpoint(
 ) -> tuple[Path, dict[str, Any]] | None:
     """The newest checkpoint in out_dir that loads; damaged ones are skipped with a warning.
 
-    last.pt (last.dcp) is written first at every checkpoint, so it is the newest unless
+    last.pt is written first at every checkpoint, so it is the newest unless
     damaged; then the step checkpoints, newest first. Only one is held in memory.
     """
     for path in [*named_checkpoints(out_dir, "last"), *step_checkpoints(out_dir)]:
@@ -342,7 +260,7 @@ def training_state(
     class_weights: torch.Tensor | None = None,
     data_spec: DataSpec | None = None,
 ) -> dict[str, Any]:
-    """The training state besides the model and optimizer (a sharded checkpoint's state.pt),
+    """The training state besides the model and optimizer,
     with the data's spec and state, so predict and export rebuild the model without data."""
     return {
         "scheduler_state_dict": scheduler.state_dict(),
@@ -368,13 +286,10 @@ def restore_training(
     world_size: int = 1,
 ) -> TrainState:
     """Load every state into the live objects; returns where training was."""
-    # a sharded checkpoint, or any into a sharded model: DCP's loaders set the optimizer too
-    optimizer_too = Path(path).is_dir() or sharding.is_sharded(unwrap(model))
     check_global_batch(checkpoint, path, config["train"]["batch_size"] * world_size)
-    load_model_state(model, checkpoint, path, config, optimizer if optimizer_too else None)
+    load_model_state(model, checkpoint, path, config)
     try:
-        if not optimizer_too:
-            optimizer.load_state_dict(checkpoint["optimizer_state_dict"])
+        optimizer.load_state_dict(checkpoint["optimizer_state_dict"])
         scheduler.load_state_dict(checkpoint["scheduler_state_dict"])
         scaler.load_state_dict(checkpoint["scaler_state_dict"])
         set_rng_state(checkpoint["rng_state"])

@@ -13,9 +13,7 @@ import torch
 from torch import nn
 from torch.utils.data import DataLoader
 
-from .models import unwrap
 from .runtime import DistInfo, Precision, all_reduce_sum
-from .sharding import is_sharded, no_gradient_sync, spare_forwards
 from .tasks import Task
 
 Batch = dict[str, torch.Tensor]
@@ -59,9 +57,7 @@ def optimizer_step(
 
 def no_sync(model: nn.Module) -> contextlib.AbstractContextManager:
     """No gradient sync for this batch: DDP's no_sync (also through torch.compile's
-    wrapper), FSDP's no_gradient_sync; a no-op for a plain module."""
-    if is_sharded(unwrap(model)):
-        return no_gradient_sync(unwrap(model))
+    wrapper); a no-op for a plain module."""
     return getattr(model, "no_sync", contextlib.nullcontext)()
 
 
@@ -81,7 +77,6 @@ def evaluate(
     model.eval()  # dropout off, batch-norm running statistics
     totals = {"loss": torch.zeros((), device=device), "count": torch.zeros((), device=device)}
     totals.update(task.zero_sums(device))
-    spare = spare_forwards(model, len(loader), info, device)
     for batch in loader:
         batch = to_device(batch, device)
         with precision.autocast():
@@ -92,9 +87,6 @@ def evaluate(
         totals["count"] += n
         for key, value in task.metric_sums(outputs, batch["targets"]).items():
             totals[key] += value
-    for _ in range(spare):  # fsdp: join the other ranks' weight gathers; not counted
-        with precision.autocast():
-            model(**model_inputs(batch))
     model.train(was_training)
     # read back once, after the loop: the only host syncs of an evaluation
     sums = {key: all_reduce_sum(value, info).cpu() for key, value in totals.items()}

@@ -99,9 +99,9 @@ def stage_evaluate(config: Config) -> str:
 
 
 def stage_checkpoint(config: Config) -> str:
-    path = ckpt.checkpoint_path(Path(config.train.out_dir), "last", config.train.strategy)
+    path = ckpt.named_checkpoints(Path(config.train.out_dir), "last")[0]
     checkpoint = ckpt.load_checkpoint(path)  # weights_only=True
-    weights = checkpoint.get("model_state_dict", {})  # a sharded one (.dcp) keeps them in DCP
+    weights = checkpoint["model_state_dict"]
     prefixed = [k for k in weights if k.startswith(("_orig_mod.", "module."))]
     if prefixed:
         raise AssertionError(f"state dict keys carry wrapper prefixes: {prefixed[:3]}")

@@ -26,16 +26,14 @@ from torch.utils.data import DataLoader
 
 from . import checkpoint as ckpt
 from .config import Config, config_from_dict, load_config, to_toml
-from .data import DataBundle, ResumableSampler, ShardStream, build_data, build_loaders
+from .data import DataBundle, EpochOrder, build_data, build_loaders
 from .engine import evaluate, forward_backward, no_sync, optimizer_step, to_device
 from .models import build_model, unwrap
 from .monitor import LossSummary, Monitor
 from .optim import build_optimizer, build_scheduler, lower_lr
 from .runtime import DistInfo, Precision, barrier, distributed, precision, set_seed
-from .sharding import shard_model
 from .stopping import StopSignals, improves
 from .tasks import DataSpec, Task, get_task
-from .transfer import freeze, frozen_batch_norm_eval, init_weights
 
 DATA_BOUND = 0.2  # a larger share of step time waiting for batches: data is the bottleneck
 
@@ -59,7 +57,7 @@ class Run:
     precision: Precision
     train_loader: DataLoader
     val_loader: DataLoader
-    sampler: ResumableSampler | ShardStream  # set_epoch(epoch, skip): where each epoch starts
+    sampler: EpochOrder  # set_epoch(epoch, skip): where each epoch starts
     data_state: dict[str, Any]  # fitted on the training split; saved with every checkpoint
     data_spec: DataSpec  # what the model was built for; saved too (predict, export)
     state: ckpt.TrainState
@@ -67,13 +65,12 @@ class Run:
     signals: StopSignals  # set by SIGTERM, SIGUSR1 or Ctrl-C; read by the loop at each step
 
 
-def fit(config: Config, fold: tuple[list[int], list[int]] | None = None) -> dict[str, Any]:
-    """Train as configured (in one process, or in every process under torchrun); `fold`:
-    (training, validation) indices into the training split, for cross-validation."""
+def fit(config: Config) -> dict[str, Any]:
+    """Train as configured (in one process, or in every process under torchrun)."""
     with distributed(config.train.device) as (info, device):
         out_dir = Path(config.train.out_dir).expanduser()
         with ckpt.run_lock(out_dir) if info.is_main else contextlib.nullcontext():
-            run = build_run(config, info, device, fold)
+            run = build_run(config, info, device)
             with run.signals.installed():  # from here on a stop signal ends the run cleanly
                 result = train(run)
             # Free DDP's reducer while the process group lives: when the reducer drops the
@@ -96,11 +93,7 @@ def train(run: Run) -> dict[str, Any]:
         task.metrics,
         samples_per_step,
         resume_step=state.step if run.resumed else None,
-        tensorboard=cfg.logger == "tensorboard",
-        profile=cfg.profile,
-        mlflow_run_id=state.mlflow_run_id if cfg.logger == "mlflow" else None,
     )
-    state.mlflow_run_id = monitor.mlflow_run_id  # a resumed run logs to the same MLflow run
     monitor.record_config(out_dir / "config.toml", to_toml(run.config), run.config.to_dict())
     result: dict[str, Any] = {}
     done = False  # train.max_steps reached
@@ -109,7 +102,6 @@ def train(run: Run) -> dict[str, Any]:
     while state.epoch < cfg.epochs and not (done or stopped_by or stop_early):
         run.sampler.set_epoch(state.epoch, skip=state.batch_in_epoch * cfg.batch_size)
         run.train_model.train()
-        frozen_batch_norm_eval(run.model, run.config.model)  # model.freeze_bn
         run.optimizer.zero_grad(set_to_none=True)
         losses = []  # of the batches of the current optimizer step
         desc = f"epoch {state.epoch + 1}/{cfg.epochs}"
@@ -179,7 +171,6 @@ def build_run(
     config: Config,
     info: DistInfo,
     device: torch.device,
-    fold: tuple[list[int], list[int]] | None = None,
 ) -> Run:
     """Model, data, optimizer and schedule as configured; on resume, restored in place."""
     out_dir = Path(config.train.out_dir).expanduser()
@@ -187,19 +178,12 @@ def build_run(
     set_seed(config.train.seed, config.train.deterministic)
     saved = resume[1] if resume else {}
     bundle = build_data(config.data, config.train.seed, saved.get("data_state"))
-    bundle = bundle.select(*fold) if fold else bundle
     task = get_task(config.task, config.train.monitor).for_data(bundle.spec, bundle.state)
     task, sample_weights = task.for_training(
         config, bundle.train_targets, saved.get("class_weights"), device
     )
     model = build_model(config.model, bundle.spec)
-    init_weights(model, config.model, resume[0] if resume else None, info.is_main)
-    freeze(model, config.model.freeze)  # before the optimizer, which leaves frozen ones out
     amp = precision(device, config.train.amp, config.train.amp_dtype)
-    if config.train.strategy == "fsdp" and info.enabled:
-        # block by block onto the device, so no device ever holds the whole model; before
-        # the optimizer is built, as sharding replaces the parameters
-        shard_model(model, amp, device)
     model = model.to(device)  # moved once, before the loop
     train_loader, val_loader, sampler = build_loaders(bundle, config, info, device, sample_weights)
     optimizer = build_optimizer(model, config.train, device)
@@ -236,9 +220,8 @@ def build_run(
 def prepare_model(
     model: nn.Module, config: Config, info: DistInfo, device: torch.device
 ) -> nn.Module:
-    """DDP first, then torch.compile (the order the PyTorch docs recommend). Under
-    train.strategy=fsdp the model is sharded already (build_run)."""
-    if info.enabled and config.train.strategy != "fsdp":
+    """DDP first, then torch.compile (the order the PyTorch docs recommend)."""
+    if info.enabled:
         ids = [device.index] if device.type == "cuda" else None
         model = nn.parallel.DistributedDataParallel(model, device_ids=ids)
     if config.train.compile:
@@ -273,11 +256,8 @@ def check_finite(summary: LossSummary | None, run: Run) -> None:
 
 
 def save(run: Run, stem: str) -> None:
-    """Checkpoint `stem`.pt from rank 0, or under train.strategy=fsdp `stem`.dcp, a
-    directory every rank writes its shards into; never non-finite weights. Every rank
-    waits for it."""
-    cfg = run.config.train
-    path = ckpt.checkpoint_path(run.out_dir, stem, cfg.strategy)
+    """Checkpoint `stem`.pt from rank 0, never with non-finite weights; every rank waits."""
+    path = run.out_dir / f"{stem}.pt"
     state = ckpt.training_state(
         run.scheduler,
         run.precision.scaler,
@@ -288,9 +268,7 @@ def save(run: Run, stem: str) -> None:
         getattr(run.task, "class_weights", None),  # classification: train.class_weights
         run.data_spec,
     )
-    if cfg.strategy == "fsdp":
-        ckpt.save_sharded_if_finite(path, run.model, run.optimizer, state, run.info)
-    elif run.info.is_main:
+    if run.info.is_main:
         ckpt.save_if_finite(path, ckpt.training_payload(run.model, run.optimizer, state))
     barrier(run.info)
 
@@ -298,26 +276,9 @@ def save(run: Run, stem: str) -> None:
 def trained_model(
     path: str, config_file: str | None = None, overrides: tuple[str, ...] | list[str] = ()
 ) -> tuple[dict[str, Any], Config, DataBundle, nn.Module]:
-    """A checkpoint (file or sharded directory), its config (plus any overrides), its data
+    """A checkpoint, its config (plus any overrides), its data
     and its model, built in this process (the weights are not loaded yet)."""
     checkpoint = ckpt.load_checkpoint(path)
     config = load_config(config_file, list(overrides), base=config_from_dict(checkpoint["config"]))
     bundle = build_data(config.data, config.train.seed, checkpoint.get("data_state"))
     return checkpoint, config, bundle, build_model(config.model, bundle.spec)
-
-
-def consolidate(directory: str, output: str) -> dict[str, Any]:
-    """Write a sharded checkpoint (train.strategy=fsdp, a .dcp directory) as one file that
-    evaluate, resume and any single process load like last.pt. Gathers it in this process."""
-    out = Path(output)
-    if not Path(directory).is_dir():
-        raise ckpt.CheckpointError(f"{directory}: not a sharded checkpoint directory (.dcp)")
-    if out.exists():
-        raise ckpt.CheckpointError(f"{out} already exists; choose another --output")
-    checkpoint, config, _, model = trained_model(directory)
-    optimizer = build_optimizer(model, config.train, torch.device("cpu"))
-    ckpt.load_model_state(model, checkpoint, directory, config.to_dict(), optimizer)
-    weights = {"model_state_dict": model.state_dict()}
-    optimizer_state = {"optimizer_state_dict": optimizer.state_dict()}
-    ckpt.save_checkpoint(out, {**checkpoint, **weights, **optimizer_state})  # like last.pt
-    return {"step": checkpoint["step"], "parameters": sum(p.numel() for p in model.parameters())}

@@ -23,7 +23,7 @@ from .train import trained_model
 def evaluate_checkpoint(
     path: str, config_file: str | None, overrides: list[str], split: str = "val"
 ) -> dict[str, Any]:
-    """Evaluate a checkpoint (a file, or a sharded directory loaded in this one process)
+    """Evaluate a checkpoint
     with the config it was trained with (plus any overrides)."""
     checkpoint, config, bundle, model = trained_model(path, config_file, overrides)
     device = get_device(config.train.device)

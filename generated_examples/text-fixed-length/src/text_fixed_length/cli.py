@@ -1,5 +1,5 @@
-"""Command line: `python -m <package> train | evaluate | predict | export | smoke | plot |
-defaults | sweep | repeat | cv | consolidate`."""
+"""Command line: `python -m text_fixed_length COMMAND`, where COMMAND is one of
+train, evaluate, predict, smoke, defaults."""
 
 from __future__ import annotations
 
@@ -9,12 +9,11 @@ import math
 import sys
 from pathlib import Path
 
-from . import export, predict
+from . import predict
 from .checkpoint import CheckpointError
 from .config import ConfigError, defaults_toml, load_config
 
 DEFAULTS_FILE = Path("configs/default.toml")
-SWEEP_FILE = Path("configs/sweep.toml")  # the default config of `sweep`: a search space
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -41,7 +40,7 @@ def build_parser() -> argparse.ArgumentParser:
     evaluate.add_argument(
         "--checkpoint",
         required=True,
-        help="checkpoint file, e.g. runs/default/best.pt, or a sharded one (best.dcp)",
+        help="checkpoint file, e.g. runs/default/best.pt",
     )
     evaluate.add_argument(
         "--split", choices=("val", "test"), default="val", help="the split to score (default: val)"
@@ -54,15 +53,9 @@ def build_parser() -> argparse.ArgumentParser:
     predict.add_arguments(
         add("predict", "Run a trained model on new inputs: a result per input, JSON lines or CSV.")
     )
-    export.add_arguments(
-        add("export", "Export a trained model (torch.export or ONNX) and a JSON sidecar, checked.")
-    )
     smoke = add("smoke", "Prove in seconds that training, evaluation and checkpoints work.")
     smoke.add_argument("--steps", type=int, default=5, help="optimiser steps to run (default 5)")
     smoke.add_argument("--json", action="store_true", help="print one JSON object")
-    plot = commands.add_parser("plot", help="Draw loss/metric curves from a run's metrics.csv.")
-    plot.add_argument("--run-dir", default="runs/default", help="run directory (train.out_dir)")
-    plot.add_argument("--output", help="PNG file to write (default: RUN_DIR/metrics.png)")
     defaults = commands.add_parser(
         "defaults",
         help="Print every option with its default and help (configs/default.toml).",
@@ -72,46 +65,7 @@ def build_parser() -> argparse.ArgumentParser:
     defaults.add_argument(
         "--write", action="store_true", help=f"write it to {DEFAULTS_FILE} instead of printing"
     )
-    sweep = add("sweep", f"Search hyperparameters with Optuna (default --config {SWEEP_FILE}).")
-    sweep.add_argument("--trials", type=positive, required=True, help="trials the study holds")
-    sweep.add_argument("--study", default="sweep", help="study name (default: sweep)")
-    sweep.add_argument("--out", help="folder of the trials (default: runs/STUDY)")
-    sweep.add_argument(
-        "--storage", help="SQLAlchemy URL of the study (default: sqlite:///OUT/study.db)"
-    )
-    sweep.add_argument(
-        "--resume", action="store_true", help="continue the study, or join it from another process"
-    )
-    repeat = add("repeat", "Train once per seed; each seed's final metrics and mean +/- std.")
-    repeat.add_argument("--seeds", type=seed_list, required=True, help="e.g. 1,2,3")
-    repeat.add_argument("--out", default="runs/repeat", help="folder of the runs")
-    cv = add("cv", "K-fold cross-validation on the training split; mean +/- std metrics.")
-    cv.add_argument("--folds", type=positive, required=True, help="number of folds, K >= 2")
-    cv.add_argument("--seed", type=int, help="seed of the fold assignment (default: train.seed)")
-    cv.add_argument("--out", default="runs/cv", help="folder of the runs")
-    consolidate = commands.add_parser(
-        "consolidate",
-        help="Write a sharded checkpoint (train.strategy=fsdp) as one file.",
-        description="Gather a sharded checkpoint directory (train.strategy=fsdp, e.g. "
-        "runs/default/best.dcp) into one checkpoint file, in this one process: evaluate, "
-        "resume and any single process load it like last.pt.",
-    )
-    consolidate.add_argument("--checkpoint", required=True, help="a .dcp checkpoint directory")
-    consolidate.add_argument("--output", required=True, help="the file to write, e.g. best.pt")
     return parser
-
-
-def positive(text: str) -> int:
-    if not text.isdigit() or int(text) < 1:
-        raise argparse.ArgumentTypeError(f"expects a positive whole number, got {text!r}")
-    return int(text)
-
-
-def seed_list(text: str) -> list[int]:
-    parts = [part.strip() for part in text.split(",")]
-    if not all(part.isdigit() for part in parts):
-        raise argparse.ArgumentTypeError(f"expects seeds like 1,2,3, got {text!r}")
-    return [int(part) for part in parts]
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -123,8 +77,6 @@ def main(argv: list[str] | None = None) -> int:
 
             stopped_by = fit(load_config(args.config, args.overrides))["stopped_by"]
             return EXIT_STATUS[stopped_by] if stopped_by else 0
-        elif args.command in ("sweep", "repeat", "cv"):
-            return run_experiment(args)
         elif args.command == "defaults":
             text = defaults_toml(load_config(), __package__)
             if args.write:
@@ -133,15 +85,6 @@ def main(argv: list[str] | None = None) -> int:
                 print(f"wrote {DEFAULTS_FILE}")
             else:
                 print(text, end="")
-        elif args.command == "plot":
-            from .plot import plot_metrics
-
-            print(f"wrote {plot_metrics(args.run_dir, args.output)}")
-        elif args.command == "consolidate":
-            from .train import consolidate
-
-            done = consolidate(args.checkpoint, args.output)
-            print(f"wrote {args.output}: step {done['step']}, {done['parameters']:,} parameters")
         elif args.command == "evaluate":
             from .evaluate import evaluate_checkpoint, format_report, write_reports
 
@@ -150,9 +93,6 @@ def main(argv: list[str] | None = None) -> int:
             print(json_line(result) if args.json else format_report(result))
         elif args.command == "predict":
             return 1 if predict.predict(args) else 0  # failed inputs are named on stderr
-        elif args.command == "export":
-            target = export.export(args)
-            print(f"wrote {target} and its sidecar {target}.json")
         else:
             from .smoke import run_smoke
 
@@ -164,24 +104,6 @@ def main(argv: list[str] | None = None) -> int:
         print("interrupted; continue a training run with --set train.resume=auto", file=sys.stderr)
         return 130
     return 0
-
-
-def run_experiment(args: argparse.Namespace) -> int:
-    """sweep, repeat and cv: several training runs of one config."""
-    if args.command == "sweep":
-        from .sweep import sweep
-
-        config_file = Path(args.config or SWEEP_FILE)
-        config = load_config(config_file, args.overrides)
-        out = Path(args.out or f"runs/{args.study}")
-        return sweep(config, config_file, args.trials, out, args.storage, args.study, args.resume)
-    from .experiments import cross_validate, repeat
-
-    config = load_config(args.config, args.overrides)
-    if args.command == "repeat":
-        return repeat(config, args.seeds, Path(args.out))
-    seed = config.train.seed if args.seed is None else args.seed
-    return cross_validate(config, args.folds, seed, Path(args.out))
 
 
 def error_message(exc: Exception) -> str:

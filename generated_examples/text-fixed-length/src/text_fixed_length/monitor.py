@@ -1,5 +1,5 @@
-"""What a run records: the resolved config, metrics.csv (and TensorBoard), a progress bar,
-the training-loss window, the time spent waiting for data and the profiler.
+"""What a run records: the resolved config, metrics.csv, a progress bar, the training-loss
+window, the time spent waiting for data, and the trackers the config asks for (`trackers`).
 
 The monitor only records what the training loop hands it: it never saves a checkpoint,
 never stops training and never sees the run itself.
@@ -129,120 +129,21 @@ def _rows_up_to(path: Path, last_step: int) -> tuple[list[dict[str, str]], int]:
     return kept, damaged
 
 
-class StepProfiler:
-    """train.profile: a torch.profiler window over a few steps, a trace file and the top ops.
-
-    On CUDA it also reports peak memory and `torch.cuda.memory_summary()`.
-    """
-
-    def __init__(self, enabled: bool, out_dir: Path, device: torch.device) -> None:
-        self.out_dir, self.device, self.profiler = out_dir, device, None
-        if not enabled:
-            return
-        activities = [torch.profiler.ProfilerActivity.CPU]
-        if device.type == "cuda":
-            activities.append(torch.profiler.ProfilerActivity.CUDA)
-        self.profiler = torch.profiler.profile(
-            activities=activities,
-            schedule=torch.profiler.schedule(wait=1, warmup=1, active=3, repeat=1),
-            on_trace_ready=self._report,
-            record_shapes=True,
-        )
-        self.profiler.start()
-
-    def step(self) -> None:
-        if self.profiler is not None:
-            self.profiler.step()
-
-    def stop(self) -> None:
-        if self.profiler is not None:
-            self.profiler.stop()
-            self.profiler = None
-
-    def _report(self, profiler: torch.profiler.profile) -> None:
-        trace = self.out_dir / "profile" / "trace.json"
-        trace.parent.mkdir(parents=True, exist_ok=True)
-        profiler.export_chrome_trace(str(trace))
-        sort_by = "self_cuda_time_total" if self.device.type == "cuda" else "self_cpu_time_total"
-        print(profiler.key_averages().table(sort_by=sort_by, row_limit=10))
-        print(f"profiler trace: {trace} (open in chrome://tracing or Perfetto)")
-        if self.device.type == "cuda":
-            peak = torch.cuda.max_memory_allocated(self.device) / 2**20
-            print(f"peak CUDA memory: {peak:.1f} MiB")
-            print(torch.cuda.memory_summary(self.device, abbreviated=True))
-
-
-class MlflowRecorder:
-    """train.logger=mlflow: the resolved config as params, every metrics row as metrics,
-    and best.pt, last.pt (or .dcp) and config.toml as artifacts, one MLflow run per out_dir.
-
-    The store is MLFLOW_TRACKING_URI when set (a tracking server), else a SQLite database in
-    mlruns/ of the working directory, with the artifacts beside it.
-    """
-
-    def __init__(self, out_dir: Path, run_id: str) -> None:
-        try:
-            from mlflow import MlflowClient
-        except ImportError as exc:
-            raise RuntimeError(
-                "train.logger=mlflow needs mlflow: pip install -e '.[mlflow]'"
-            ) from exc
-        local = Path("mlruns").resolve()
-        uri = os.environ.get("MLFLOW_TRACKING_URI") or f"sqlite:///{local / 'mlflow.db'}"
-        if uri.startswith("sqlite:///"):
-            Path(uri.removeprefix("sqlite:///")).parent.mkdir(parents=True, exist_ok=True)
-        self.out_dir, self.client = out_dir, MlflowClient(uri)
-        if run_id and self._exists(run_id):  # a resumed run goes on in its MLflow run
-            self.run_id = run_id
-            self.client.update_run(run_id, status="RUNNING")
-        else:
-            experiment = self.client.get_experiment_by_name(__package__)
-            if experiment is None:  # the artifacts beside the local store, not in the cwd
-                artifacts = (local / "artifacts").as_uri()
-                experiment_id = self.client.create_experiment(__package__, artifacts)
-            else:
-                experiment_id = experiment.experiment_id
-            self.run_id = self.client.create_run(experiment_id, run_name=out_dir.name).info.run_id
-
-    def _exists(self, run_id: str) -> bool:
-        try:
-            self.client.get_run(run_id)
-        except Exception:  # MlflowException: not in this store (another tracking URI)
-            return False
-        return True
+class Tracker:
+    """Where a run also reports, besides metrics.csv (an experiment tracker, a profiler):
+    subclass it and hand it to the Monitor. Each method does nothing unless overridden."""
 
     def log_params(self, values: dict[str, Any]) -> None:
-        """Once per key: MLflow refuses to change a param (a resumed run keeps the first)."""
-        from mlflow.entities import Param
-
-        logged = self.client.get_run(self.run_id).data.params
-        flat = {"task": values["task"]} | {
-            f"{section}.{key}": value
-            for section in ("data", "model", "train")
-            for key, value in values[section].items()
-        }
-        params = [Param(k, str(v)) for k, v in flat.items() if k not in logged]
-        self.client.log_batch(self.run_id, params=params)
+        """The resolved config, once at the start of a run."""
 
     def log_metrics(self, split: str, row: dict[str, Any], step: int) -> None:
-        from mlflow.entities import Metric
+        """A metrics row, as it is written to metrics.csv."""
 
-        now = int(time.time() * 1000)
-        metrics = [
-            Metric(f"{split}/{key}", value, now, step)
-            for key, value in row.items()
-            if isinstance(value, float)
-        ]
-        self.client.log_batch(self.run_id, metrics=metrics)
+    def step(self) -> None:
+        """After every optimizer step."""
 
     def close(self, interrupted: bool) -> None:
-        for name in ("best.pt", "last.pt", "best.dcp", "last.dcp", "config.toml"):
-            path = self.out_dir / name
-            if path.is_dir():  # a sharded checkpoint (train.strategy=fsdp)
-                self.client.log_artifacts(self.run_id, str(path), name)
-            elif path.exists():
-                self.client.log_artifact(self.run_id, str(path))
-        self.client.set_terminated(self.run_id, "KILLED" if interrupted else "FINISHED")
+        """At the end of the run; `interrupted`: stopped by a signal."""
 
 
 class Monitor:
@@ -256,33 +157,24 @@ class Monitor:
         metrics: tuple[str, ...],
         samples_per_step: int,
         resume_step: int | None = None,
-        tensorboard: bool = False,
-        profile: bool = False,
-        mlflow_run_id: str | None = None,  # None: no MLflow; "": a new run; else continue it
+        trackers: list[Tracker] | None = None,
     ) -> None:
         self.info, self.samples_per_step = info, samples_per_step
         self.window = LossWindow()
         self.bar: Any = None
-        self.metrics_file = self.board = self.mlflow = None
+        self.metrics_file = None
+        self.trackers = trackers or []
         if info.is_main:
             out_dir.mkdir(parents=True, exist_ok=True)
             columns = ("step", "epoch", "split", "loss", *metrics, "lr", "samples_per_sec")
             columns += ("data_wait",)  # share of the step time spent waiting for the next batch
             self.metrics_file = MetricsFile(out_dir / "metrics.csv", columns, resume_step)
-            self.board = _summary_writer(out_dir / "tensorboard") if tensorboard else None
-            if mlflow_run_id is not None:
-                self.mlflow = MlflowRecorder(out_dir, mlflow_run_id)
-        self.profiler = StepProfiler(profile and info.is_main, out_dir, device)
-
-    @property
-    def mlflow_run_id(self) -> str:
-        return self.mlflow.run_id if self.mlflow is not None else ""
 
     def record_config(self, path: Path, text: str, values: dict[str, Any]) -> None:
         if self.info.is_main:
             path.write_text(text, encoding="utf-8")
-        if self.mlflow is not None:
-            self.mlflow.log_params(values)
+        for tracker in self.trackers:
+            tracker.log_params(values)
 
     def progress(self, batches: Iterable[Any], total: int, desc: str) -> Iterator[Any]:
         """The batches of an epoch, timed (`waited_for`), with a progress bar on an
@@ -312,9 +204,10 @@ class Monitor:
         return self.window.waited / self.window.elapsed if self.window.elapsed else 0.0
 
     def record_step(self, loss: torch.Tensor, step: int) -> None:
-        """After every optimizer step: keep the loss (on the device) and advance the profiler."""
+        """After every optimizer step: keep the loss (on the device); tell the trackers."""
         self.window.add(loss, step)
-        self.profiler.step()
+        for tracker in self.trackers:
+            tracker.step()
 
     def log_train(self, step: int, epoch: int, lr: float) -> LossSummary | None:
         """Summarise the losses since the last log into a metrics row (all ranks call it)."""
@@ -336,33 +229,15 @@ class Monitor:
             print(f"epoch {epoch}/{epochs} step {step}: {format_metrics(result)}")
 
     def close(self, interrupted: bool = False) -> None:
-        self.profiler.stop()
-        if self.board is not None:
-            self.board.close()
-        if self.mlflow is not None:
-            self.mlflow.close(interrupted)
+        for tracker in self.trackers:
+            tracker.close(interrupted)
 
     def _write(self, step: int, epoch: int, split: str, row: dict[str, Any]) -> None:
         if self.metrics_file is None:
             return
         self.metrics_file.write({"step": step, "epoch": epoch, "split": split, **row})
-        if self.board is not None:
-            for key, value in row.items():
-                if isinstance(value, float):
-                    self.board.add_scalar(f"{split}/{key}", value, step)
-            self.board.flush()
-        if self.mlflow is not None:
-            self.mlflow.log_metrics(split, row, step)
-
-
-def _summary_writer(log_dir: Path) -> Any:
-    try:
-        from torch.utils.tensorboard import SummaryWriter
-    except ImportError as exc:
-        raise RuntimeError(
-            "train.logger=tensorboard needs tensorboard: pip install -e '.[tensorboard]'"
-        ) from exc
-    return SummaryWriter(str(log_dir))
+        for tracker in self.trackers:
+            tracker.log_metrics(split, row, step)
 
 
 def format_metrics(values: dict[str, Any]) -> str:

@@ -7,7 +7,6 @@ dataclass (its [data] config keys) and `build(cfg, seed, state) -> DataBundle`.
 
 from __future__ import annotations
 
-import dataclasses
 import multiprocessing
 import os
 import sys
@@ -21,15 +20,12 @@ from torch.utils.data import (
     DataLoader,
     Dataset,
     DistributedSampler,
-    IterableDataset,
     Sampler,
-    default_collate,
 )
 
 from ..config import Config, ConfigError, DataConfig, component
 from ..runtime import DistInfo, kill_workers_at_exit, seed_worker
 from ..tasks import DataSpec
-from ._streams import ShardStream
 
 
 @dataclass
@@ -51,30 +47,15 @@ class DataBundle:
     load_test: Callable[[], Dataset] | None = None
 
     def train_targets(self) -> torch.Tensor:
-        """The training split's targets (class weights, the balanced sampler and the folds
-        of `cv` need them): the dataset's `targets` (a tensor or a list) when it has that
-        attribute, as TensorDictDataset does; otherwise every sample is read once."""
-        if isinstance(self.train, IterableDataset):
-            raise ConfigError(
-                "a streamed dataset has no targets to count: train.class_weights=auto, "
-                "data.balanced_sampler and cv need a dataset read by index"
-            )
+        """The training split's targets (class weights and the balanced sampler need them):
+        the dataset's `targets` (a tensor or a list) when it has that attribute, as
+        TensorDictDataset does; otherwise every sample is read once."""
         targets = getattr(self.train, "targets", None)
         if targets is None:
             targets = [self.train[i]["targets"] for i in range(len(self.train))]
         if isinstance(targets, torch.Tensor):
             return targets
         return torch.stack([torch.as_tensor(t) for t in targets])
-
-    def select(self, train: list[int], val: list[int]) -> DataBundle:
-        """A bundle of some training samples for training and others for validation (a
-        fold of `cv`); it keeps everything else, fitted state included."""
-        targets = self.train_targets()
-        return dataclasses.replace(
-            self,
-            train=Selection(self.train, train, targets[train]),
-            val=Selection(self.train, val, targets[val]),
-        )
 
 
 class TensorDictDataset(Dataset):
@@ -88,19 +69,6 @@ class TensorDictDataset(Dataset):
 
     def __getitem__(self, index: int) -> dict[str, torch.Tensor]:
         return {"inputs": self.inputs[index], "targets": self.targets[index]}
-
-
-class Selection(Dataset):
-    """Some samples of a dataset, by index, with their targets."""
-
-    def __init__(self, dataset: Dataset, indices: list[int], targets: torch.Tensor) -> None:
-        self.dataset, self.indices, self.targets = dataset, indices, targets
-
-    def __len__(self) -> int:
-        return len(self.indices)
-
-    def __getitem__(self, index: int) -> Any:
-        return self.dataset[self.indices[index]]
 
 
 def build_data(cfg: DataConfig, seed: int, state: dict[str, Any] | None = None) -> DataBundle:
@@ -188,6 +156,9 @@ class ResumableSampler(Sampler[int]):
         return len(self.inner) - self.skip
 
 
+EpochOrder = ResumableSampler  # what the loop calls set_epoch(epoch, skip) on
+
+
 class ShardSampler(Sampler[int]):
     """Every validation sample exactly once across ranks (no padding duplicates)."""
 
@@ -207,11 +178,9 @@ def build_loaders(
     info: DistInfo,
     device: torch.device,
     sample_weights: torch.Tensor | None = None,
-) -> tuple[DataLoader, DataLoader, ResumableSampler | ShardStream]:
+) -> tuple[DataLoader, DataLoader, EpochOrder]:
     """Training and validation loaders; the sampler is returned for set_epoch/resume.
     `sample_weights`: draw training samples with replacement by these weights."""
-    if isinstance(bundle.train, ShardStream):  # streamed shards batch themselves
-        return stream_loaders(bundle, config, info, device)
     sampler = ResumableSampler(bundle.train, info, config.train.seed, sample_weights)
     batch_size = config.train.batch_size
     if len(sampler.inner) < batch_size:
@@ -221,11 +190,6 @@ def build_loaders(
         )
     if len(bundle.val) == 0:
         raise ConfigError("the validation split is empty: give it samples (or a larger data set)")
-    if config.train.strategy == "fsdp" and len(bundle.val) < info.world_size:
-        raise ConfigError(  # every rank must evaluate at least one batch (sharding.py)
-            f"train.strategy=fsdp: the validation split has {len(bundle.val)} samples, "
-            f"fewer than the {info.world_size} processes"
-        )
     workers = worker_count(config.data.num_workers, bundle.train)
     if config.data.num_workers == "auto":
         note(f"{workers} loader worker process(es) per training process (data.num_workers=auto)")
@@ -244,41 +208,11 @@ def eval_loader(
 ) -> DataLoader:
     """Batches of an evaluation split in order, every sample once across ranks."""
     workers = worker_count(config.data.num_workers, split)
-    if isinstance(split, ShardStream):
-        stream = split.for_loader(config.train.batch_size, info.rank, info.world_size, False)
-        return stream_loader(stream, bundle, workers, device, config.train.seed)
     common = loader_options(workers, device, config.train.seed)
     sampler = ShardSampler(split, info)
     return DataLoader(
         split, config.train.batch_size, sampler=sampler, collate_fn=bundle.collate_fn, **common
     )
-
-
-def stream_loaders(
-    bundle: DataBundle, config: Config, info: DistInfo, device: torch.device
-) -> tuple[DataLoader, DataLoader, ShardStream]:
-    """Loaders of a dataset streamed from shards (data/_streams.py); the training stream
-    is returned for set_epoch/resume, as the sampler is for other datasets."""
-    batch_size = config.train.batch_size
-    stream = bundle.train.for_loader(batch_size, info.rank, info.world_size, True)
-    if len(stream) == 0:
-        raise ConfigError(
-            f"the training shards hold fewer than one batch of {batch_size} per process; "
-            "lower train.batch_size"
-        )
-    workers = worker_count(config.data.num_workers, stream)
-    train = stream_loader(stream, bundle, workers, device, config.train.seed)
-    return train, eval_loader(bundle, bundle.val, config, info, device), stream
-
-
-def stream_loader(
-    stream: ShardStream, bundle: DataBundle, workers: int, device: torch.device, seed: int
-) -> DataLoader:
-    """The stream yields lists of samples, collated in the workers. Workers are started
-    afresh each epoch (not persistent), so they take the stream's epoch and position."""
-    options = {**loader_options(workers, device, seed), "persistent_workers": False}
-    collate = bundle.collate_fn or default_collate
-    return DataLoader(stream, batch_size=None, collate_fn=collate, **options)
 
 
 def worker_count(setting: int | str, dataset: Dataset) -> int:
@@ -289,8 +223,7 @@ def worker_count(setting: int | str, dataset: Dataset) -> int:
     read by index, and augmentation draws from (seed, epoch, index)."""
     if setting != "auto":
         return int(setting)
-    samples = dataset.dataset if isinstance(dataset, Selection) else dataset  # a fold of cv
-    if isinstance(samples, TensorDictDataset) or not workers_can_start():
+    if isinstance(dataset, TensorDictDataset) or not workers_can_start():
         return 0
     usable = os.sched_getaffinity(0) if hasattr(os, "sched_getaffinity") else None
     cores = len(usable) if usable else os.cpu_count() or 1

@@ -79,10 +79,6 @@ class CNN(nn.Module):
         self.grad_checkpointing = grad_checkpointing
         self.apply(_init_weights)
 
-    def repeated_blocks(self) -> list[nn.Module]:
-        """The blocks that train.strategy=fsdp shards one by one (then the rest as one)."""
-        return list(self.features)
-
     def forward(self, inputs: torch.Tensor) -> torch.Tensor:
         x = inputs  # (B, C, H, W)
         for block in self.features:

@@ -83,10 +83,6 @@ class TransformerClassifier(nn.Module):
         self.grad_checkpointing = grad_checkpointing
         self.apply(_init_weights)
 
-    def repeated_blocks(self) -> list[nn.Module]:
-        """The blocks that train.strategy=fsdp shards one by one (then the rest as one)."""
-        return list(self.layers)
-
     def forward(
         self, inputs: torch.Tensor, lengths: torch.Tensor, padding_mask: torch.Tensor
     ) -> torch.Tensor:
