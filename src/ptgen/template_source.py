@@ -47,7 +47,7 @@ from ptgen.paths import templates_dir
 
 CACHE_ENV = "PTGEN_CACHE_DIR"
 # Part of every cache key: bump it when the way histories are built changes.
-_SCHEME = b"ptgen-template-history-1"
+_SCHEME = b"ptgen-template-history-2"
 _DEV_DATE = "946684800 +0000"  # 2000-01-01: dev commits must not depend on the clock
 _SKIPPED_NAMES = {"__pycache__", ".DS_Store"}
 _SKIPPED_SUFFIXES = {".pyc", ".pyo"}
@@ -248,6 +248,8 @@ def build_history(source: TemplateSource, repo: Path) -> History:
     if dev is not None:
         git(repo, "branch", "-f", f"dev/{dev[:12]}", dev)
         git(repo, "checkout", "-q", "-f", "-B", "main", dev)
+        if releases:
+            git(repo, "tag", "-f", _dev_tag(source, releases[-1], dev), dev)
         described = git(repo, "describe", "--tags", "--always", dev).strip()
         return History(versions, dev, described.removeprefix("v"))
     if tip is None:
@@ -306,6 +308,27 @@ def _commit_dev(source: TemplateSource, repo: Path, tip: str | None) -> str | No
     if tip is not None and tree == git(repo, "rev-parse", f"{tip}^{{tree}}").strip():
         return None
     return _commit(repo, tip, "ptgen project template (unreleased)", _DEV_DATE)
+
+
+def _dev_tag(source: TemplateSource, release: tuple[str, str], dev: str) -> str:
+    """`vX.Y.Z.postN+gHASH` for the template on disk after release X.Y.Z: N counts the
+    commits of ptgen's repository that changed the template since that release (plus one
+    for uncommitted changes), so a newer template state is a higher version.
+
+    Copier updates to the highest tag that is not a pre-release and refuses a
+    "downgrade": with this tag a project made from the development template updates
+    with plain `copier update` (the tag is its newest version), as one made from a
+    release does. The hash keeps the tags of two states with the same N apart.
+    """
+    version, commit = release
+    changes = 1
+    with contextlib.suppress(TemplateSourceError, GitError):
+        top, prefix = _checkout_location(source)
+        if git_ok(top, "cat-file", "-e", f"{commit}^{{commit}}"):
+            count = git(top, "rev-list", "--count", f"{commit}..HEAD", "--", prefix).strip()
+            dirty = git(top, "status", "--porcelain", "--", prefix).strip()
+            changes = max(int(count) + bool(dirty), 1)
+    return f"v{version}.post{changes}+g{dev[:7]}"
 
 
 def _stage(repo: Path) -> str:

@@ -35,7 +35,7 @@ from ptgen.template_source import TemplateRef, resolve_template
 # Template releases whose infrastructure changed the API that components (models/, data/)
 # are written against: an update across one lists every component as needing an upgrade.
 COMPONENT_API_RELEASES = ("0.2.0",)
-_REF = re.compile(r"[A-Za-z0-9_.][A-Za-z0-9_./-]*")  # a tag, hash or describe output
+_REF = re.compile(r"[A-Za-z0-9_.][A-Za-z0-9_./+-]*")  # a tag, hash or describe output
 _UNMERGED = {"DD", "AU", "UD", "UA", "DU", "AA", "UU"}
 _MARKERS = ("<<<<<<< ", ">>>>>>> ")
 
@@ -186,6 +186,8 @@ def _require_same_source(recorded: str, ref: TemplateRef) -> None:
 def _recorded_commit(ref: TemplateRef, recorded: str) -> str:
     """The template commit the project records; UpdateFailed when the cache lacks it."""
     commit = _commit_of(ref, recorded) if _REF.fullmatch(recorded) else ""
+    if not commit and "+g" in recorded:  # a development tag another cache named otherwise
+        commit = _commit_of(ref, recorded.rpartition("+g")[2])
     if not commit:
         raise UpdateFailed(
             f"the project records template version {recorded!r} (_commit in {ANSWERS_FILE}), "
