@@ -1,0 +1,185 @@
+"""Features a project chooses (`--with`, `ptgen add|remove feature`): a project without one
+holds no trace of it; adding and removing go through Copier's update, keeping user edits;
+plain `copier update` works in a new project; a 0.2.0 project keeps every feature it had."""
+
+from __future__ import annotations
+
+import re
+import shutil
+import subprocess
+from pathlib import Path
+
+import copier
+import pytest
+from helpers import ALL_FEATURES, generate, run_in_project, tree_snapshot
+from typer.testing import CliRunner
+
+from ptgen import git
+from ptgen.cli import app
+from ptgen.components import ProjectInfo, plan_component
+from ptgen.features import LEGACY_FEATURES, features
+from ptgen.template_source import resolve_template
+
+runner = CliRunner()
+TRACES = re.compile(r"fsdp|optuna|mlflow|ShardStream|distributed\.checkpoint", re.I)
+FEATURE_FILES = {  # a file of each feature, relative to src/PKG
+    "sweep": "sweep.py",
+    "experiments": "experiments.py",
+    "export": "export.py",
+    "fsdp": "sharding.py",
+    "mlflow": "mlflow_logger.py",
+    "tensorboard": "tensorboard_logger.py",
+    "profiler": "profiler.py",
+    "plot": "plot.py",
+    "finetune": "transfer.py",
+    "streams": "data/_streams.py",
+}
+COMMANDS = {"sweep": "sweep", "experiments": "repeat", "export": "export", "fsdp": "consolidate"}
+
+
+def files_of(project: Path) -> dict[str, bytes]:
+    """The project's files, without git's own."""
+    return {k: v for k, v in tree_snapshot(project).items() if not k.startswith(".git/")}
+
+
+def source_of(project: Path) -> str:
+    return "\n".join(p.read_text(encoding="utf-8") for p in (project / "src").rglob("*.py"))
+
+
+def commands_of(project: Path, package: str) -> str:
+    result = run_in_project(project, "-m", package, "--help", timeout=120)
+    assert result.returncode == 0, result.stderr
+    return result.stdout
+
+
+def test_the_default_project_holds_no_trace_of_the_features_it_did_not_choose(
+    default_project: Path,
+) -> None:
+    package = default_project / "src" / "demo_proj"
+    assert not TRACES.search(source_of(default_project))
+    assert not [name for name in FEATURE_FILES.values() if (package / name).exists()]
+    config = (package / "config.py").read_text(encoding="utf-8")
+    for key in ("strategy:", "logger:", "profile:", "init_from:", "freeze:"):
+        assert key not in config
+    help_text = commands_of(default_project, "demo_proj")
+    assert not [c for c in COMMANDS.values() if c in help_text]
+    assert "features: []" in (default_project / ".copier-answers.yml").read_text()
+
+
+def test_every_feature_brings_its_file_and_command(full_project: Path) -> None:
+    package = full_project / "src" / "demo_proj"
+    chosen = set(ALL_FEATURES)
+    assert all((package / FEATURE_FILES[name]).is_file() for name in chosen - {"streams"})
+    help_text = commands_of(full_project, "demo_proj")
+    assert all(command in help_text for command in COMMANDS.values())
+
+
+@pytest.mark.parametrize("feature", sorted(set(ALL_FEATURES)))
+def test_each_feature_alone_renders_clean(tmp_path: Path, feature: str) -> None:
+    """Black- and ruff-clean, and without a trace of the other features' files."""
+    project = generate(tmp_path, "one", features=(feature,))
+    subprocess.run(["black", "--check", "-q", "-l", "100", "."], cwd=project, check=True)
+    subprocess.run(["ruff", "check", "-q", "."], cwd=project, check=True)
+    package = project / "src" / "one"
+    others = [n for n, f in FEATURE_FILES.items() if n != feature and (package / f).exists()]
+    assert others == [] and (package / FEATURE_FILES[feature]).is_file()
+
+
+def test_add_then_remove_a_feature_keeps_the_users_edit(tmp_path: Path) -> None:
+    project = generate(tmp_path, "demo")
+    train = project / "src" / "demo" / "train.py"
+    train.write_text(train.read_text().replace("DATA_BOUND = 0.2 ", "DATA_BOUND = 0.3 ", 1))
+    git.git(project, "commit", "-qam", "my edit", env=git.commit_env(project))
+    before = files_of(project)
+
+    added = runner.invoke(app, ["add", "feature", "sweep", "--project", str(project)])
+
+    assert added.exit_code == 0, added.output
+    assert "added    src/demo/sweep.py" in added.output and "[sweep]" in added.output
+    assert "DATA_BOUND = 0.3 " in train.read_text()
+    assert "sweep" in commands_of(project, "demo")
+    assert "features:\n- sweep" in (project / ".copier-answers.yml").read_text()
+    git.git(project, "add", "-A")
+    git.git(project, "commit", "-qm", "add sweep", env=git.commit_env(project))
+
+    removed = runner.invoke(app, ["remove", "feature", "sweep", "--project", str(project)])
+
+    assert removed.exit_code == 0, removed.output
+    assert files_of(project) == before  # every trace of it gone, the edit kept
+
+
+def test_adding_a_feature_to_a_dirty_project_is_refused(tmp_path: Path) -> None:
+    project = generate(tmp_path, "demo")
+    (project / "notes.txt").write_text("mine\n")
+
+    result = runner.invoke(app, ["add", "feature", "export", "--project", str(project)])
+
+    assert result.exit_code == 1 and "uncommitted changes" in result.output
+    assert not (project / "src" / "demo" / "export.py").exists()
+
+
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (["new", "project", "x", "--with", "sweep,nope", "--no-smoke"], "unknown feature 'nope'"),
+        (["add", "feature", "nope"], "unknown feature 'nope'"),
+        (["add", "feature", "streams"], "no .copier-answers.yml"),  # not in a project
+    ],
+)
+def test_bad_feature_names_are_one_line_errors(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, args: list[str], message: str
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    result = runner.invoke(app, args)
+    assert result.exit_code == 1 and message in result.output
+    assert "Traceback" not in result.output and list(tmp_path.iterdir()) == []
+
+
+def test_a_shard_kind_added_later_brings_the_streaming_code(tmp_path: Path) -> None:
+    project = generate(tmp_path, "seq", task="sequence-classification")
+    assert not (project / "src" / "seq" / "data" / "_streams.py").exists()
+
+    result = runner.invoke(
+        app, ["add", "dataset", "shards", "--kind", "text-shards", "--project", str(project)]
+    )
+
+    assert result.exit_code == 0, result.output
+    assert (project / "src" / "seq" / "data" / "_streams.py").is_file()
+    assert "- streams" in (project / ".copier-answers.yml").read_text()
+    test = run_in_project(project, "-m", "pytest", "-q", "tests/test_data_shards.py")
+    assert test.returncode == 0, test.stdout + test.stderr
+
+
+def test_plain_copier_update_in_a_new_project_is_up_to_date(tmp_path: Path) -> None:
+    project = generate(tmp_path, "demo")
+    before = files_of(project)
+    command = [shutil.which("copier") or "copier", "update", "--trust", "--defaults"]
+
+    proc = subprocess.run(command, cwd=project, capture_output=True, text=True)
+
+    assert proc.returncode == 0, proc.stderr
+    assert git.git(project, "status", "--porcelain") == "" and files_of(project) == before
+
+
+@pytest.mark.slow
+def test_a_0_2_0_project_updates_with_every_feature_it_had(tmp_path: Path) -> None:
+    """0.2.0 answers have no `features`: the update gives the project all of 0.2.0's."""
+    ref = resolve_template("0.2.0")
+    project = tmp_path / "demo"
+    answers = {"project_name": "demo", "task": "image-classification", "modality": "image"}
+    copier.run_copy(ref.src_path, project, data=answers, vcs_ref=ref.vcs_ref, defaults=True)
+    info = ProjectInfo(project, "demo", "demo", "image-classification", LEGACY_FEATURES)
+    plan_component(info, "model", "cnn", "cnn").apply()
+    plan_component(info, "dataset", "synthetic", "synthetic").apply()
+    assert git.init_and_commit(project, "Generate demo with ptgen 0.2.0")
+
+    result = runner.invoke(app, ["update", str(project)])
+
+    assert result.exit_code == 0, result.output
+    recorded = (project / ".copier-answers.yml").read_text()
+    assert all(f"- {name}" in recorded for name in LEGACY_FEATURES)
+    assert set(LEGACY_FEATURES) <= set(features())
+    help_text = commands_of(project, "demo")
+    assert all(command in help_text for command in ("sweep", "export", "consolidate"))
+    tests = run_in_project(project, "-m", "pytest", "-q", "-x", "tests")
+    assert tests.returncode == 0, tests.stdout[-3000:] + tests.stderr[-2000:]
