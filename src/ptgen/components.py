@@ -11,7 +11,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from ptgen.answers import read_answers
+import jinja2
+
+from ptgen.answers import ANSWERS_FILE, read_answers
 from ptgen.errors import NotAProject, PtgenError
 from ptgen.options import (
     check_kind,
@@ -103,29 +105,58 @@ def add_component(
     force: bool = False,
     dry_run: bool = False,
 ) -> FilePlan:
-    """Plan, check for conflicts, and (unless dry_run) write one component; a kind that
-    needs features the project lacks (the shard kinds: streams) adds them first."""
+    """Plan, check for conflicts, and (unless dry_run) write one component, with the
+    helper modules its kind brings when the project lacks them (the shard kinds:
+    data/_streams.py; image-folder: data/_augment.py), recorded in the answers."""
     project = read_project(project_dir)
     plan = plan_component(project, group, name, kind, variable_length)
-    missing = _missing_features(project, group, kind or default_kind(group, project.task))
+    helpers = _missing_helpers(project, group, kind or default_kind(group, project.task))
+    for rel, content in helper_files(project, helpers).items():
+        plan.add(rel, content)
     if not dry_run:
         plan.check_conflicts(force)
-        if missing:
-            _add_features(project_dir, missing)
         plan.apply()
+        if helpers:
+            record_features(project_dir, [*project.features, *helpers])
     return plan
 
 
-def _missing_features(project: ProjectInfo, group: str, kind: str) -> list[str]:
+def _missing_helpers(project: ProjectInfo, group: str, kind: str) -> list[str]:
     return [n for n in component_kinds(group)[kind].features if n not in project.features]
 
 
-def _add_features(project_dir: Path, names: list[str]) -> None:
-    from ptgen.features import change_features
+def helper_files(project: ProjectInfo, names: list[str]) -> dict[str, str]:
+    """The files of features that are files only (`kinds_only`: no line elsewhere), as
+    the project template renders them for this project: {relative path: content}."""
+    template = templates_dir() / "project"
+    answers = read_answers(project.root)
+    context = {**answers, "features": [*project.features, *names]}
+    env = jinja2.Environment(undefined=jinja2.StrictUndefined, keep_trailing_newline=True)
+    files = {}
+    for path in sorted(p for p in template.rglob("*") if p.is_file()):
+        rel = path.relative_to(template).as_posix()
+        if not any(f"'{name}' in features" in rel for name in names):
+            continue
+        target = env.from_string(rel).render(context)
+        if all(target.split("/")):  # a part rendered empty: not for this project
+            text = path.read_text(encoding="utf-8")
+            if target.endswith(".jinja"):
+                target, text = target.removesuffix(".jinja"), env.from_string(text).render(context)
+            files[target] = text
+    return files
 
-    change = change_features(project_dir, add=names)
-    if change.needs_action:
-        raise PtgenError(
-            f"adding the feature(s) {', '.join(names)} this kind needs left conflicts: "
-            + "; ".join(change.lines()[1:])
-        )
+
+def record_features(project_dir: Path, names: list[str]) -> None:
+    """Set `features` in .copier-answers.yml, in the block style Copier writes."""
+    path = project_dir / ANSWERS_FILE
+    lines = path.read_text(encoding="utf-8").splitlines()
+    start = next((i for i, line in enumerate(lines) if line.startswith("features:")), None)
+    block = ["features:", *(f"- {name}" for name in sorted(set(names)))]
+    if start is None:
+        lines += block
+    else:
+        end = start + 1
+        while end < len(lines) and lines[end].startswith("- "):
+            end += 1
+        lines[start:end] = block
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
