@@ -14,13 +14,14 @@ import sys
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol, runtime_checkable
 
 import torch
 from torch.utils.data import (
     DataLoader,
     Dataset,
     DistributedSampler,
+    IterableDataset,
     Sampler,
 )
 
@@ -51,6 +52,11 @@ class DataBundle:
         """The training split's targets (class weights and the balanced sampler need them):
         the dataset's `targets` (a tensor or a list) when it has that attribute, as
         TensorDictDataset does; otherwise every sample is read once."""
+        if isinstance(self.train, IterableDataset):
+            raise ConfigError(
+                "a streamed dataset has no targets to count: train.class_weights=auto, "
+                "data.balanced_sampler and cv need a dataset read by index"
+            )
         targets = getattr(self.train, "targets", None)
         if targets is None:
             targets = [self.train[i]["targets"] for i in range(len(self.train))]
@@ -180,7 +186,22 @@ class ResumableSampler(Sampler[int]):
         return len(self.inner) - self.skip
 
 
-EpochOrder = ResumableSampler  # what the loop calls set_epoch(epoch, skip) on
+@runtime_checkable
+class EpochOrder(Protocol):
+    """What the loop calls at each epoch start: where the epoch's samples begin."""
+
+    def set_epoch(self, epoch: int, skip: int = 0) -> None: ...
+
+
+@runtime_checkable
+class BatchesItself(Protocol):
+    """A split that makes its own loader, e.g. streamed shards (data/_streams.py of the
+    shard kinds); `train`: shuffled, remainder dropped; the loader's `dataset` is then
+    what the loop calls set_epoch on."""
+
+    def loader(
+        self, bundle: DataBundle, config: Config, info: DistInfo, device: torch.device, train: bool
+    ) -> DataLoader: ...
 
 
 class ShardSampler(Sampler[int]):
@@ -205,6 +226,9 @@ def build_loaders(
 ) -> tuple[DataLoader, DataLoader, EpochOrder]:
     """Training and validation loaders; the sampler is returned for set_epoch/resume.
     `sample_weights`: draw training samples with replacement by these weights."""
+    if isinstance(bundle.train, BatchesItself):
+        train = bundle.train.loader(bundle, config, info, device, True)
+        return train, eval_loader(bundle, bundle.val, config, info, device), train.dataset
     sampler = ResumableSampler(bundle.train, info, config.train.seed, sample_weights)
     batch_size = config.train.batch_size
     if len(sampler.inner) < batch_size:
@@ -236,6 +260,8 @@ def eval_loader(
     bundle: DataBundle, split: Dataset, config: Config, info: DistInfo, device: torch.device
 ) -> DataLoader:
     """Batches of an evaluation split in order, every sample once across ranks."""
+    if isinstance(split, BatchesItself):
+        return split.loader(bundle, config, info, device, False)
     workers = worker_count(config.data.num_workers, split)
     common = loader_options(workers, device, config.train.seed)
     sampler = ShardSampler(split, info)
