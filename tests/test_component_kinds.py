@@ -11,7 +11,7 @@ import csv
 from pathlib import Path
 
 import pytest
-from helpers import run_in_project, write_text
+from helpers import ALL_FEATURES, run_in_project, write_text
 from PIL import Image
 
 from ptgen.components import add_component
@@ -75,7 +75,7 @@ def project(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFac
     """A project of one task with every compatible model and dataset kind added."""
     task = request.param
     path = new_project(
-        ProjectOptions(name="kinds", task=task),
+        ProjectOptions(name="kinds", task=task, features=ALL_FEATURES),  # export, fsdp, ...
         tmp_path_factory.mktemp(task),
         run_smoke=False,
         init_git=False,

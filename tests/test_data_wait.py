@@ -34,7 +34,8 @@ SMALL = [
 
 @pytest.fixture(scope="module")
 def project(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    path = generate(tmp_path_factory.mktemp("wait"), name="wait-proj")
+    where = tmp_path_factory.mktemp("wait")
+    path = generate(where, name="wait-proj", features=("experiments",))  # cv's Selection
     (path / "src" / PKG / "data" / "slowsynthetic.py").write_text(SLOW_DATASET)
     return path
 

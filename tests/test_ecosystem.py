@@ -24,7 +24,7 @@ def test_readme_documents_every_command_and_option(default_project: Path) -> Non
     readme = (default_project / "README.md").read_text(encoding="utf-8")
     for command in ("train", "evaluate", "smoke", "torchrun", "resume=auto"):
         assert command in readme, command
-    for option in ("train.amp", "train.compile", "model.grad_checkpointing", "train.logger"):
+    for option in ("train.amp", "train.compile", "model.grad_checkpointing"):
         assert option in readme, option
 
 

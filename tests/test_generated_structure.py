@@ -134,7 +134,7 @@ def test_a_project_holds_only_its_own_task(tmp_path: Path) -> None:
     sequence = generate(tmp_path / "seq", name="seqs", task="sequence-classification")
     assert not (image / "src" / "imgs" / "data" / "_sequences.py").exists()
     assert (sequence / "src" / "seqs" / "data" / "_sequences.py").is_file()
-    assert (image / "src" / "imgs" / "data" / "_augment.py").is_file()
+    assert not (image / "src" / "imgs" / "data" / "_augment.py").exists()  # image-folder's
     assert not (sequence / "src" / "seqs" / "data" / "_augment.py").exists()
     image_code = "\n".join(p.read_text() for p in (image / "src").rglob("*.py"))
     for foreign in ("pad_collate", "vocab_size", "num_features", "BucketBatchSampler", "mse_loss"):

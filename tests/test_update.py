@@ -24,7 +24,7 @@ from ptgen.project import ProjectOptions, new_project
 from ptgen.template_source import resolve_template
 from ptgen.update import update_project
 
-ENGINE = "src/{{package_name}}/engine.py"
+ENGINE = "src/{{package_name}}/engine.py.jinja"
 NEW_FILE = "src/{{package_name}}/profiling.py"
 TEMPLATE_FIX = "# engine fix from template 0.2.0\n"
 TINY_TEMPLATE = {

@@ -143,7 +143,7 @@ def main(argv: list[str] | None = None) -> int:
 
             print(f"wrote {plot_metrics(args.run_dir, args.output)}")
         elif args.command == "consolidate":
-            from .train import consolidate
+            from .sharding import consolidate
 
             done = consolidate(args.checkpoint, args.output)
             print(f"wrote {args.output}: step {done['step']}, {done['parameters']:,} parameters")
