@@ -9,6 +9,7 @@ safe fix is withheld. The last test lints TorchFix's own checker fixtures
 from __future__ import annotations
 
 import importlib.util
+import json
 import sys
 import textwrap
 from pathlib import Path
@@ -296,3 +297,29 @@ def test_torchfix_codemod_inputs_still_compile_after_every_fix(tmp_path: Path) -
     for source_path in sorted(folder.glob("*/codemod/*.in.py")):
         after = fixed(source_path.read_text(encoding="utf-8"), unsafe=True)
         compile(after, str(source_path), "exec")
+
+
+def test_new_rules_have_the_usual_command_line_ux(tmp_path: Path) -> None:
+    from typer.testing import CliRunner
+
+    from ptgen.cli import app
+
+    path = tmp_path / "m.py"
+    path.write_text(
+        "import torch\n"
+        "a = torch.log(1 + x)\n"
+        "b = torch.exp(x) - 1  # noqa: PGN115\n"
+        "c = torch.utils.data._utils.collate.default_collate(x)\n",
+        encoding="utf-8",
+    )
+    runner = CliRunner()
+    base = ["lint", str(path), "--target-torch", "2.5", "--exit-zero"]
+    rows = json.loads(runner.invoke(app, [*base, "--output-format", "json"]).output)
+    assert [(r["code"], r["location"]["row"]) for r in rows] == [("PGN114", 2), ("PGN703", 4)]
+    assert rows[1]["fix"]["applicability"] == "safe"
+    only = runner.invoke(app, [*base, "--select", "PGN11", "--output-format", "json"]).output
+    assert [r["code"] for r in json.loads(only)] == ["PGN114"]
+    sarif = json.loads(runner.invoke(app, [*base, "--output-format", "sarif"]).output)
+    assert {r["ruleId"] for r in sarif["runs"][0]["results"]} == {"PGN114", "PGN703"}
+    github = runner.invoke(app, [*base, "--ignore", "PGN114", "--output-format", "github"])
+    assert "PGN703" in github.output and "PGN114" not in github.output

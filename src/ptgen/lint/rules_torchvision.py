@@ -93,17 +93,24 @@ def torchvision_pretrained(ctx: FileContext) -> Iterator[Hit]:
         if not name or has_unpacking(call):
             continue
         found = list(_legacy_arguments(call, name))
+        if not found:
+            continue
         # the fixer sees the name as written: `ssd` for an aliased import is unknown there
         local = "torchvision.models." + dotted(call.func).rsplit(".", 1)[-1]
         fixable = not name.startswith(QUANTIZED) and all(
             _literal_weights(local, o, v) for o, v in found
         )
-        for old, _ in found:
-            yield call, (
-                f"`{old}` is deprecated since torchvision 0.13 (it may be removed); pass "
-                f"`{LEGACY_KEYWORDS[old]}=` (an enum member, a name such as "
-                '"IMAGENET1K_V1", or None)'
-            ), ("" if fixable else NO_FIX)
+        yield call, _pretrained_message([old for old, _ in found]), ("" if fixable else NO_FIX)
+
+
+def _pretrained_message(olds: list[str]) -> str:
+    verb = "is" if len(olds) == 1 else "are"
+    new = ", ".join(f"`{LEGACY_KEYWORDS[old]}=`" for old in olds)
+    return (
+        f"{', '.join(f'`{old}`' for old in olds)} {verb} deprecated since torchvision 0.13 "
+        f'(it may be removed); pass {new} (an enum member, a name such as "IMAGENET1K_V1", '
+        "or None)"
+    )
 
 
 def _literal_weights(name: str, old: str, value: ast.AST) -> bool:
