@@ -169,8 +169,10 @@ SAFE: list[tuple[str, str]] = [
         "import torch\nr = torch.arange(4, 0, -2, dtype=torch.long)\n",
     ),
     (
-        "import torch\nwith torch.cuda.amp.autocast(dtype=torch.bfloat16):\n    pass\n",
-        'import torch\nwith torch.amp.autocast("cuda", dtype=torch.bfloat16):\n    pass\n',
+        "import torch\nwith torch.cuda.amp.autocast(dtype=torch.bfloat16, cache_enabled=c):\n"
+        "    pass\n",
+        'import torch\nwith torch.amp.autocast("cuda", dtype=torch.bfloat16, cache_enabled=c):\n'
+        "    pass\n",
     ),
     (
         "import torch\ns = torch.cuda.amp.GradScaler(init_scale=1024)\n",
@@ -212,6 +214,10 @@ UNSAFE: list[tuple[str, str]] = [
     ("import torch\nr = torch.range(0, n - 1)\n", "import torch\nr = torch.arange(0, n)\n"),
     ("import torch\nr = torch.range(1, 3)\n", "import torch\nr = torch.arange(1, 4)\n"),
     # without dtype, torch.amp.autocast takes torch.get_autocast_dtype (settable)
+    (
+        "import torch\nwith torch.cpu.amp.autocast(dtype=torch.bfloat16):\n    pass\n",
+        'import torch\nwith torch.amp.autocast("cpu", dtype=torch.bfloat16):\n    pass\n',
+    ),
     (
         "import torch\nwith torch.cuda.amp.autocast():\n    pass\n",
         'import torch\nwith torch.amp.autocast("cuda"):\n    pass\n',
@@ -261,6 +267,8 @@ WITHHELD: dict[str, list[str]] = {
         "import torchvision\nm = torchvision.models.convnext_tiny(pretrained=True)\n",
         # an aliased builder: the fix cannot tell which weights `True` meant
         "from torchvision.models import resnet50 as build\nm = build(pretrained=True)\n",
+        # ssd300_vgg16's backbone had VGG16's feature weights, and a variable is unknown
+        "import torchvision\nm = torchvision.models.detection.ssd300_vgg16(pretrained=p)\n",
         # quantized builders: which weights `True` meant depends on `quantize`
         "import torchvision\nm = torchvision.models.quantization.resnet18(pretrained=True)\n",
     ],

@@ -231,11 +231,14 @@ def _check_range(call: ast.Call, name: str) -> str:
 
 def _check_amp(call: ast.Call, name: str) -> str:
     """`torch.amp.autocast("cuda", ...)` takes the device first, so positional arguments
-    would shift; without `dtype` it falls back to `torch.get_autocast_dtype`, which
-    `torch.set_autocast_dtype` may have changed from the old float16/bfloat16 default."""
+    would shift; without `dtype` / `cache_enabled` it falls back to
+    `torch.get_autocast_dtype` / `torch.is_autocast_cache_enabled`, which
+    `torch.set_autocast_dtype` / `set_autocast_cache_enabled` may have changed from the
+    old fixed defaults (float16 or bfloat16, True)."""
     if call.args:
         return NO_FIX
-    if name.endswith("autocast") and kwarg(call, "dtype") is None:
+    defaults = [kwarg(call, "dtype"), kwarg(call, "cache_enabled")]
+    if name.endswith("autocast") and None in defaults:
         return UNSAFE
     return ""
 

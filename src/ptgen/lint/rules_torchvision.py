@@ -43,7 +43,11 @@ LEGACY_WEIGHTS: dict[str, str] = {
     **{name: "COCO_WITH_VOC_LABELS_V1" for name in _SEGMENTERS.split()},
     **{name: "KINETICS400_V1" for name in ("r3d_18", "mc3_18", "r2plus1d_18")},
 }
-BACKBONE_WEIGHTS = "IMAGENET1K_V1"  # every detector's and segmenter's legacy backbone
+# builder -> the backbone weights `pretrained_backbone=True` loaded
+BACKBONE_WEIGHTS: dict[str, str] = {
+    **{name: "IMAGENET1K_V1" for name in (_DETECTORS + " " + _SEGMENTERS).split()},
+    "ssd300_vgg16": "IMAGENET1K_FEATURES",  # VGG16's feature-extractor weights
+}
 QUANTIZED = "torchvision.models.quantization."  # `pretrained` depends on `quantize` there
 SUBMODULES = {"models", "datasets", "transforms", "ops", "io", "utils"}
 
@@ -72,7 +76,7 @@ def new_weights(name: str, old: str, value: object) -> str | None:
     if value is not True or name.startswith(QUANTIZED):
         return None
     if old == "pretrained_backbone":
-        legacy = BACKBONE_WEIGHTS if name.rsplit(".", 1)[-1] in LEGACY_WEIGHTS else None
+        legacy = BACKBONE_WEIGHTS.get(name.rsplit(".", 1)[-1])
     else:
         legacy = LEGACY_WEIGHTS.get(name.rsplit(".", 1)[-1])
     return f'"{legacy}"' if legacy else None
