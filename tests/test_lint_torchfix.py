@@ -331,3 +331,38 @@ def test_new_rules_have_the_usual_command_line_ux(tmp_path: Path) -> None:
     assert {r["ruleId"] for r in sarif["runs"][0]["results"]} == {"PGN114", "PGN703"}
     github = runner.invoke(app, [*base, "--ignore", "PGN114", "--output-format", "github"])
     assert "PGN703" in github.output and "PGN114" not in github.output
+
+
+HELPER = """\
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+
+def block(x, residual):
+    x = F.relu(x, inplace=True)
+    x += residual
+    h = torch.sigmoid(residual)
+    h *= 2
+    return x + h
+
+
+class Net(nn.Module):
+    def forward(self, x):
+        return block(x, self.skip(x))
+"""
+
+
+def test_inplace_fixes_in_a_helper_follow_the_callers() -> None:
+    # `h` is fresh in the helper (safe); `x` is the forward's input passed in (unsafe)
+    safe = fixed(HELPER)
+    assert "    h = h * 2\n" in safe and "F.relu(x, inplace=True)" in safe
+    assert "    x += residual\n" in safe
+    unsafe = fixed(HELPER, unsafe=True)
+    assert "    x = F.relu(x)\n    x = x + residual\n" in unsafe
+    fresh = HELPER.replace("block(x, self.skip(x))", "block(self.conv(x), self.skip(x))")
+    found = lint_source(fresh, Path("m.py"), LintConfig(target_torch=TARGET))
+    assert [(f.code, f.line) for f in found if f.code in ("PGN103", "PGN104")] == [
+        ("PGN104", 8),
+        ("PGN104", 10),
+    ]
