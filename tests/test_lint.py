@@ -30,6 +30,16 @@ EPOCH_LOOP = """
                 F.mse_loss(model(x), y).backward()
                 optimizer.step()"""
 
+GUIDE_BLOCK = """
+        def block(x, residual):
+            x = F.relu(x, inplace=True)
+            x += residual
+            return x
+
+        class Net(nn.Module):
+            def forward(self, x):
+"""
+
 BAD: list[tuple[str, str]] = [
     # PGN101 no-grad-in-train-mode (guide)
     (
@@ -353,6 +363,22 @@ BAD: list[tuple[str, str]] = [
                 return DataLoader(self.test_set, batch_size=64, shuffle=True, num_workers=4)
     """,
     ),
+    # PGN103/PGN104 in a helper that a forward calls (the guide's example, issue 33)
+    ("PGN103", GUIDE_BLOCK + "                return block(x, self.skip(x))\n"),
+    ("PGN104", GUIDE_BLOCK + "                return block(self.conv(x), self.skip(x))\n"),
+    (
+        "PGN104",
+        """
+        class Net(nn.Module):
+            def forward(self, x):
+                return self._gate(self.helper(x))
+            def helper(self, x):
+                return self._scale(torch.sigmoid(x))
+            def _scale(self, h):
+                h *= 2
+                return h
+    """,
+    ),
     # PGN701 removed-api / PGN702 deprecated-api (target torch 2.13)
     ("PGN701", "x = torch.solve(b, A)\n"),
     ("PGN701", "from torch import symeig\n"),
@@ -396,6 +422,38 @@ BAD: list[tuple[str, str]] = [
 ]
 
 GOOD: list[tuple[str, str]] = [
+    # in-place in helpers on fresh tensors, or in helpers no forward calls (issue 33)
+    (
+        "PGN103",
+        """
+        def fresh_block(x, residual):
+            x = F.relu(x, inplace=True)  # x is a convolution's output: not kept
+            return x + residual
+        def unused(x):
+            x = F.relu(x, inplace=True)
+            x += 1
+            return x
+        class Net(nn.Module):
+            def forward(self, x):
+                return fresh_block(self.conv(x), x)
+    """,
+    ),
+    (
+        "PGN104",
+        """
+        class Block(nn.Module):
+            def __init__(self):
+                self.body = nn.Sequential(nn.BatchNorm2d(3), nn.ReLU(inplace=True))
+            def forward(self, x):
+                return self._add(self.bn(self.conv(x)), x)
+            def _add(self, out, identity):
+                out += identity  # a normalisation's output: not kept for backward
+                return out
+            def count(self, n):
+                n += 1
+                return n
+    """,
+    ),
     # guide: Good eval mode and the guide's evaluate()
     (
         "PGN101",
@@ -855,7 +913,11 @@ def test_good_snippet_is_quiet(code: str, source: str) -> None:
 
 
 def test_every_rule_has_bad_and_good_fixtures() -> None:
-    fixtures = {c for c, _ in BAD} & {c for c, _ in GOOD}
+    from test_lint_torchfix import BAD as TORCHFIX_BAD
+    from test_lint_torchfix import GOOD as TORCHFIX_GOOD
+
+    bad, good = BAD + TORCHFIX_BAD, GOOD + TORCHFIX_GOOD
+    fixtures = {c for c, _ in bad} & {c for c, _ in good}
     assert fixtures == set(RULES) - {"PGN001", "PGN002"}  # file-level, tested elsewhere
 
 
@@ -934,7 +996,7 @@ def test_finding_carries_rule_metadata() -> None:
     (finding,) = lint_source(
         "loader = DataLoader(ds, num_workers=0, persistent_workers=True)\n",
         Path("d.py"),
-        LintConfig(),
+        LintConfig(select=["PGN105"]),
     )
     assert (finding.code, finding.name, finding.severity) == (
         "PGN105",

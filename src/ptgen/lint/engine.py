@@ -14,9 +14,11 @@ from ptgen.lint import (
     rules_device,
     rules_inplace,
     rules_model,
+    rules_numerics,
     rules_perf,
     rules_repro,
     rules_serial,
+    rules_torchvision,
     rules_training,
 )
 from ptgen.lint.config import LintConfig, LintUsageError
@@ -37,6 +39,8 @@ RULE_MODULES = (
     rules_serial,
     rules_perf,
     rules_deprecated,
+    rules_numerics,
+    rules_torchvision,
 )
 SKIPPED_DIRS = {
     ".git",
@@ -186,6 +190,9 @@ FIX_MESSAGES = {
     "rename-attr:requires_grad": "Rename to `requires_grad`",
     "state-dict": "Save `.state_dict()` instead of the module",
     "weights-only": "Load with `weights_only=True`",
+    "use-reentrant": "Pass `use_reentrant=False`",
+    "weights": "Pass `weights=` instead of `pretrained=`",
+    "from-import": "Write it as `from torchvision import ...`",
 }
 
 

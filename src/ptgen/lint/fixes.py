@@ -95,9 +95,12 @@ class _Fixer(cst.CSTTransformer):
         self.wanted = wanted
         self.applied: list[Finding] = []
 
+    def _span(self, node: cst.CSTNode) -> Span:
+        where = self.get_metadata(PositionProvider, node)
+        return (where.start.line, where.start.column + 1, where.end.line, where.end.column + 1)
+
     def _rewrite(self, original: cst.CSTNode, updated: cst.CSTNode) -> cst.CSTNode:
-        where = self.get_metadata(PositionProvider, original)
-        span = (where.start.line, where.start.column + 1, where.end.line, where.end.column + 1)
+        span = self._span(original)
         finding = self.wanted.get(span)
         if finding is None or finding.fix is None:
             return updated
@@ -117,6 +120,31 @@ class _Fixer(cst.CSTTransformer):
     def leave_Attribute(
         self, original: cst.Attribute, updated: cst.Attribute
     ) -> cst.BaseExpression:
+        return self._rewrite(original, updated)  # type: ignore[return-value]
+
+    def leave_ImportFrom(
+        self, original: cst.ImportFrom, updated: cst.ImportFrom
+    ) -> cst.BaseSmallStatement:
+        """The findings are on the imported names; the fix rewrites the statement once,
+        and only when every name in it has a fix to apply."""
+        if isinstance(original.names, cst.ImportStar):
+            return updated
+        found = [self.wanted.get(self._span(alias)) for alias in original.names]
+        if not all(f is not None and f.fix is not None for f in found):
+            return updated
+        from ptgen.lint.fixes_api import rewrite_import_from
+
+        new = rewrite_import_from(updated)
+        if new is None:
+            return updated
+        span = self._span(original)
+        code = cst.Module([]).code_for_node(new)
+        for finding in found:
+            finding.fix.edits = [Edit(code, *span)]  # type: ignore[union-attr]
+            self.applied.append(finding)  # type: ignore[arg-type]
+        return new
+
+    def leave_Import(self, original: cst.Import, updated: cst.Import) -> cst.BaseSmallStatement:
         return self._rewrite(original, updated)  # type: ignore[return-value]
 
     def leave_AugAssign(
@@ -202,19 +230,49 @@ def _augassign(node: cst.AugAssign, kind: str) -> cst.Assign | None:
     return cst.Assign(targets=[target], value=value, semicolon=node.semicolon)
 
 
-def _rename_api(node: cst.Attribute, kind: str) -> cst.BaseExpression | None:
-    """`torch.ger` -> `torch.outer`: the replacement's dotted name from the table."""
-    from ptgen.lint.rules_deprecated import replacement_for
+def _rename_api(node: cst.BaseExpression, kind: str) -> cst.BaseExpression | None:
+    """`torch.ger` -> `torch.outer` (a rename from the table), or a call's arguments
+    rewritten (`torch.qr(A, some=False)` -> `torch.linalg.qr(A, mode="complete")`)."""
+    from ptgen.lint.fixes_api import rewrite_call
+    from ptgen.lint.rules_deprecated import api_spelt, replacement_for
 
+    if isinstance(node, cst.Call):
+        found = api_spelt(cst.Module([]).code_for_node(node.func))
+        return rewrite_call(node, found[0], found[1].fix) if found else None
     new = replacement_for(cst.Module([]).code_for_node(node))
     return cst.parse_expression(new) if new else None
+
+
+def _use_reentrant(call: cst.Call, kind: str) -> cst.Call | None:
+    return _append_kwarg(call, "use_reentrant", cst.Name("False"))
 
 
 def _rename_attr(node: cst.Attribute, kind: str) -> cst.Attribute:
     return node.with_changes(attr=cst.Name(kind.split(":", 1)[1]))
 
 
+def _weights(call: cst.Call, kind: str) -> cst.Call | None:
+    from ptgen.lint.fixes_api import rewrite_pretrained
+
+    return rewrite_pretrained(call)
+
+
+def _from_import(node: cst.Import, kind: str) -> cst.ImportFrom | None:
+    """`import torchvision.models as models` -> `from torchvision import models`."""
+    (alias,) = node.names
+    if not isinstance(alias.name, cst.Attribute):
+        return None
+    return cst.ImportFrom(
+        module=alias.name.value,  # type: ignore[arg-type]
+        names=[cst.ImportAlias(name=alias.name.attr)],
+        semicolon=node.semicolon,
+    )
+
+
 REWRITES: dict[str, Callable] = {
+    "use-reentrant": _use_reentrant,
+    "weights": _weights,
+    "from-import": _from_import,
     "rename-attr": _rename_attr,
     "rename-api": _rename_api,
     "drop-kwarg": _drop_kwarg,

@@ -5,6 +5,12 @@ not keep its output for backward, which is why `nn.ReLU(inplace=True)` after the
 safe idiom). It breaks backward when the tensor is the output of an op that saves its
 output (relu, sigmoid, tanh, exp, softmax: "modified by an inplace operation"), and it
 changes the caller's tensor when it is the forward's own input. Only those are flagged.
+
+Helpers count too: a function or method that a forward calls (directly or through
+other helpers, in the same file) is checked like the forward, and its parameter is a
+hazard when some caller passes it one: the forward's input, or the output of an op
+that saves its output. A helper called with a fresh tensor (`block(self.conv(x), r)`)
+may change that argument in place.
 """
 
 from __future__ import annotations
@@ -12,7 +18,15 @@ from __future__ import annotations
 import ast
 from collections.abc import Iterator
 
-from ptgen.lint.context import FileContext, call_name, dotted, is_const, kwarg, position
+from ptgen.lint.context import (
+    FileContext,
+    call_name,
+    dotted,
+    has_unpacking,
+    is_const,
+    kwarg,
+    position,
+)
 from ptgen.lint.dataflow import binding_statement
 from ptgen.lint.model import Severity
 from ptgen.lint.patterns import in_forward
@@ -39,9 +53,15 @@ SAVES_OUTPUT = {
 }
 
 
+HELPERS_KEY = "inplace:helpers"
+Function = ast.FunctionDef | ast.AsyncFunctionDef
+
+
 def _checked_scope(ctx: FileContext, node: ast.AST) -> bool:
-    """In an `nn.Module.forward` (or at module level, as in the guide), outside no_grad."""
-    if not (in_forward(ctx, node) or ctx.scope(node) is ctx.tree):
+    """In an `nn.Module.forward`, a helper it calls, or at module level (as in the guide),
+    outside no_grad."""
+    scope = ctx.scope(node)
+    if not (in_forward(ctx, node) or scope is ctx.tree or scope in forward_helpers(ctx)):
         return False
     return not any(
         any(a is region for a in ctx.ancestors(node)) for region, _ in no_grad_regions(ctx)
@@ -55,7 +75,12 @@ def _saving_op(binding: ast.AST | None) -> str:
         isinstance(binding, (ast.Assign, ast.AnnAssign))
         and len(getattr(binding, "targets", [binding])) == 1
     )
-    if not single or not isinstance(value, ast.Call):
+    return _saving_call(value) if single else ""
+
+
+def _saving_call(value: ast.AST | None) -> str:
+    """`relu` for `F.relu(...)` / `self.relu(x)` / `x.relu_()`; "" for anything else."""
+    if not isinstance(value, ast.Call):
         return ""
     last = call_name(value).rstrip("_").lower()
     return last if last in SAVES_OUTPUT else ""
@@ -72,17 +97,104 @@ def _read_between(ctx: FileContext, name: str, binding: ast.AST, at: ast.AST) ->
     )
 
 
-def _parameters(scope: ast.AST) -> set[str]:
-    if not isinstance(scope, ast.FunctionDef):
-        return set()
+def _parameters(scope: ast.AST) -> list[str]:
+    """The parameters that callers fill, in order (without `self`)."""
+    if not isinstance(scope, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        return []
     args = scope.args
-    return {a.arg for a in args.posonlyargs + args.args + args.kwonlyargs} - {"self"}
+    names = [a.arg for a in args.posonlyargs + args.args + args.kwonlyargs]
+    return names[1:] if names[:1] == ["self"] else names
 
 
-def hazard(ctx: FileContext, name: str, at: ast.AST) -> tuple[str, str] | None:
+def forward_helpers(ctx: FileContext) -> dict[ast.AST, list[ast.Call]]:
+    """Each function that an `nn.Module.forward` reaches through calls in this file
+    (`block(x)` for a module-level `def block`, `self.block(x)` for a method of the same
+    class), with its call sites there."""
+    found = ctx.cache.get(HELPERS_KEY)
+    if found is None:
+        found = {}
+        queue = [f for f in ctx.of_type(ast.FunctionDef) if _is_forward(ctx, f)]
+        seen = set(queue)
+        while queue:
+            caller = queue.pop()
+            for call in ctx.in_scope(caller, ast.Call):
+                helper = _called_function(ctx, caller, call)  # type: ignore[arg-type]
+                if helper is None or _is_forward(ctx, helper):
+                    continue
+                found.setdefault(helper, []).append(call)
+                if helper not in seen:
+                    seen.add(helper)
+                    queue.append(helper)
+        ctx.cache[HELPERS_KEY] = found
+    return found  # type: ignore[return-value]
+
+
+def _is_forward(ctx: FileContext, function: ast.AST) -> bool:
+    return getattr(function, "name", "") == "forward" and isinstance(
+        ctx.parents.get(function), ast.ClassDef
+    )
+
+
+def _called_function(ctx: FileContext, caller: ast.AST, call: ast.Call) -> Function | None:
+    """The function of this file that `call` runs, when its name says so unambiguously."""
+    func = call.func
+    if isinstance(func, ast.Name):
+        return _defined_in(ctx.tree, func.id)
+    owner = ctx.parents.get(caller)
+    is_self = isinstance(func, ast.Attribute) and dotted(func.value) == "self"
+    if is_self and isinstance(owner, ast.ClassDef):
+        return _defined_in(owner, func.attr)  # type: ignore[union-attr]
+    return None
+
+
+def _defined_in(body_owner: ast.Module | ast.ClassDef, name: str) -> Function | None:
+    found = [
+        n
+        for n in body_owner.body
+        if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) and n.name == name
+    ]
+    return found[0] if len(found) == 1 else None
+
+
+def _argument(call: ast.Call, helper: ast.AST, name: str) -> ast.AST | None:
+    """The expression a call passes for the helper's parameter `name` (None: not visible)."""
+    index = _parameters(helper).index(name)
+    if has_unpacking(call):
+        return None
+    if index < len(call.args):
+        return call.args[index]
+    given = kwarg(call, name)
+    return given.value if given is not None else None
+
+
+def _passed_hazard(
+    ctx: FileContext, helper: ast.AST, name: str, seen: frozenset[ast.AST]
+) -> tuple[str, str] | None:
+    """Why changing the helper's parameter in place is unsafe: a caller passes it the
+    forward's input or a saved output (None when every caller passes a fresh tensor)."""
+    for call in forward_helpers(ctx).get(helper, []):
+        passed = _argument(call, helper, name)
+        why = None
+        if isinstance(passed, ast.Name) and ctx.scope(call) not in seen:
+            found = hazard(ctx, passed.id, call, seen | {helper})
+            why = found[0] if found else None
+        elif _saving_call(passed):
+            why = f"holds the output of `{_saving_call(passed)}`, which autograd keeps for backward"
+        if why:
+            caller = getattr(ctx.scope(call), "name", "?")
+            return f"comes from `{caller}`, where it {why}", UNSAFE
+    return None
+
+
+def hazard(
+    ctx: FileContext, name: str, at: ast.AST, seen: frozenset[ast.AST] = frozenset()
+) -> tuple[str, str] | None:
     """(why changing `name` in place at `at` is unsafe, fix applicability) or None if harmless."""
     binding = binding_statement(ctx, name, at)
-    if binding is None and name in _parameters(ctx.scope(at)):
+    scope = ctx.scope(at)
+    if binding is None and name in _parameters(scope) and scope in forward_helpers(ctx):
+        return _passed_hazard(ctx, scope, name, seen)
+    if binding is None and name in _parameters(scope):
         return (
             "is the forward's input (the caller's tensor; a leaf that requires grad raises)",
             UNSAFE,

@@ -60,13 +60,28 @@ def _training_path(ctx: FileContext, call: ast.Call) -> bool:
 )
 def dataloader_default_workers(ctx: FileContext) -> Iterator[Hit]:
     for call in ctx.calls:
-        if not is_dataloader(call) or has_unpacking(call) or len(call.args) > NUM_WORKERS_POSITION:
+        if not is_dataloader(call) or has_unpacking(call):
             continue
-        if kwarg(call, "num_workers") is None and _training_path(ctx, call):
+        workers = _num_workers(call)
+        if workers is None and len(call.args) <= NUM_WORKERS_POSITION:
+            if _training_path(ctx, call):
+                yield call, (
+                    "training DataLoader uses the default `num_workers=0`: batches are loaded "
+                    "in the training process between steps; set `num_workers` (from config)"
+                )
+        elif is_const(workers, 0) and _training_path(ctx, call):
             yield call, (
-                "training DataLoader uses the default `num_workers=0`: batches are loaded "
-                "in the training process between steps; set `num_workers` (from config)"
+                "training DataLoader with `num_workers=0`: batches are loaded in the training "
+                "process between steps; set `num_workers` (from config)"
             )
+
+
+def _num_workers(call: ast.Call) -> ast.AST | None:
+    """The `num_workers` argument, by keyword or position (None when not given)."""
+    if len(call.args) > NUM_WORKERS_POSITION:
+        return call.args[NUM_WORKERS_POSITION]
+    given = kwarg(call, "num_workers")
+    return given.value if given is not None else None
 
 
 def _mentions_cuda(ctx: FileContext) -> bool:
