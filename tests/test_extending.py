@@ -1,11 +1,13 @@
 """docs/extending.md, followed step by step in a copy of templates/: a new task
 (`sequence-regression`: two files plus a line in the synthetic kind's meta.toml) and a new
-model kind (`bag`: two files) render, pass the generated project's own tests and train."""
+model kind (`bag`: two files) render, pass the generated project's own tests and train; a
+new feature (`stepcount`) lands only in the projects that choose it."""
 
 from __future__ import annotations
 
 import re
 import shutil
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -161,3 +163,69 @@ def test_a_new_task_and_kind_render_test_green_and_train(extended: Path, tmp_pat
     smoke = run_in_project(project, "-m", "newtask", "smoke", "--steps", "3")
     assert smoke.returncode == 0, smoke.stdout + smoke.stderr
     assert smoke.stdout.count("PASS") == 4
+
+
+STEPCOUNT = '''\
+"""The stepcount feature: the number of optimizer steps, written to OUT_DIR/steps.txt."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from .monitor import Tracker
+
+
+class StepCounter(Tracker):
+    def __init__(self, out_dir: Path) -> None:
+        self.path, self.steps = out_dir / "steps.txt", 0
+
+    def step(self) -> None:
+        self.steps += 1
+
+    def close(self, interrupted: bool) -> None:
+        self.path.write_text(f"{self.steps}\\n", encoding="utf-8")
+'''
+REGISTRATION = """\
+{%- if "stepcount" in features %}
+    from .stepcount import StepCounter
+
+    found.append(StepCounter(run.out_dir))
+{%- endif %}
+    return found
+"""
+
+
+def add_feature(templates: Path) -> None:
+    """docs/extending.md's "A new feature": feature.toml, its file, its registration lines."""
+    (templates / "project" / "_features" / "stepcount").mkdir()
+    toml = 'summary = "Write the step count to OUT_DIR/steps.txt"\n'
+    (templates / "project" / "_features" / "stepcount" / "feature.toml").write_text(toml)
+    package = templates / "project" / "src" / "{{package_name}}"
+    (package / "{% if 'stepcount' in features %}stepcount.py{% endif %}").write_text(STEPCOUNT)
+    train = package / "train.py.jinja"
+    text = train.read_text(encoding="utf-8")
+    text = text.replace('"profiler"]', '"profiler", "stepcount"]', 1)
+    head, end, tail = text.rpartition("    return found\n")  # the end of trackers()
+    assert end
+    train.write_text(head + REGISTRATION + tail, encoding="utf-8")
+
+
+def test_a_new_feature_lands_only_in_the_projects_that_choose_it(
+    extended: Path, tmp_path: Path
+) -> None:
+    add_feature(extended)
+    chosen = ProjectOptions(name="counted", features=("stepcount",))
+    project = new_project(chosen, tmp_path / "a", run_smoke=False, init_git=False).path
+    plain = new_project(ProjectOptions(name="plain"), tmp_path / "b", run_smoke=False).path
+    out = tmp_path / "run"
+    settings = ["train.max_steps=3", "train.epochs=1", f"train.out_dir={out}"]
+    args = [a for s in settings for a in ("--set", s)]
+
+    trained = run_in_project(project, "-m", "counted", "train", *args)
+
+    assert trained.returncode == 0, trained.stdout + trained.stderr
+    assert (out / "steps.txt").read_text() == "3\n"
+    subprocess.run(["black", "--check", "-q", "-l", "100", "."], cwd=project, check=True)
+    subprocess.run(["ruff", "check", "-q", "."], cwd=project, check=True)
+    traces = [p for p in plain.rglob("*") if p.is_file() and b"stepcount" in p.read_bytes()]
+    assert traces == [] and "stepcount" in (project / ".copier-answers.yml").read_text()
