@@ -183,3 +183,38 @@ def test_a_0_2_0_project_updates_with_every_feature_it_had(tmp_path: Path) -> No
     assert all(command in help_text for command in ("sweep", "export", "consolidate"))
     tests = run_in_project(project, "-m", "pytest", "-q", "-x", "tests")
     assert tests.returncode == 0, tests.stdout[-3000:] + tests.stderr[-2000:]
+
+
+def pairwise_rows(names: tuple[str, ...]) -> list[tuple[str, ...]]:
+    """Feature sets in which every two features appear in all four on/off combinations:
+    each feature's column is a distinct 6-row 0/1 vector with three ones and a 0 first
+    (so no column is another's complement); any two such columns differ and cover all
+    four pairs. Ten features fit in six rows."""
+    from itertools import combinations
+
+    columns = [c for c in combinations(range(1, 6), 3)][: len(names)]
+    assert len(columns) == len(names), "more features than six rows cover: use more rows"
+    return [tuple(n for n, c in zip(names, columns, strict=True) if row in c) for row in range(6)]
+
+
+def test_the_pairwise_rows_cover_every_pair() -> None:
+    names = tuple(sorted(set(ALL_FEATURES)))
+    rows = pairwise_rows(names)
+    for a, b in ((a, b) for i, a in enumerate(names) for b in names[i + 1 :]):
+        seen = {(a in row, b in row) for row in rows}
+        assert seen == {(True, True), (True, False), (False, True), (False, False)}, (a, b)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("row", range(6))
+def test_pairwise_feature_combinations_render_clean_and_smoke(tmp_path: Path, row: int) -> None:
+    """Feature interactions, pairwise (6 projects instead of 2**9): each renders black- and
+    ruff-clean, lists its commands, and passes its smoke run."""
+    chosen = pairwise_rows(tuple(sorted(set(ALL_FEATURES))))[row]
+    project = generate(tmp_path, "pair", features=chosen)
+    subprocess.run(["black", "--check", "-q", "-l", "100", "."], cwd=project, check=True)
+    subprocess.run(["ruff", "check", "-q", "."], cwd=project, check=True)
+    help_text = commands_of(project, "pair")
+    assert all(COMMANDS[n] in help_text for n in chosen if n in COMMANDS)
+    smoke = run_in_project(project, "-m", "pair", "smoke", "--steps", "3")
+    assert smoke.returncode == 0 and smoke.stdout.count("PASS") == 4, smoke.stdout + smoke.stderr
