@@ -60,10 +60,10 @@ p._copy_template(job, staged)
 mark("copier copy (in process)")
 import black
 mark("import black")
-project = p.ProjectInfo(staged, "demo", job.package, job.task)
+project = p.ProjectInfo(staged, "demo", job.package, job.task.name, job.features)
 plans = [
     p.plan_component(project, "model", job.model_kind, job.model_kind),
-    p.plan_component(project, "dataset", job.dataset_name, job.options.dataset),
+    p.plan_component(project, "dataset", job.dataset_name, job.dataset_kind),
 ]
 mark("render + black-format the 2 components")
 for plan in plans:
