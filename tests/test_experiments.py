@@ -5,6 +5,7 @@ cross-validation, and MLflow tracking read back with MLflow's own client.
 
 from __future__ import annotations
 
+import contextlib
 import csv
 import json
 import os
@@ -17,7 +18,7 @@ from pathlib import Path
 import optuna
 import pytest
 import torch
-from helpers import SLOW_DATASET, generate
+from helpers import SLOW_DATASET, generate, process_tree
 from mlflow import MlflowClient
 
 pytestmark = pytest.mark.slow
@@ -229,3 +230,88 @@ def test_mlflow_logs_params_metrics_artifacts_and_a_resumed_run_continues_it(
     assert sorted(m.step for m in client.get_metric_history(run_id, "val/accuracy")) == [5, 8, 16]
     artifacts = {a.path for a in client.list_artifacts(run_id)}
     assert {"best.pt", "last.pt", "config.toml"} <= artifacts
+
+
+def alive(pid: int) -> bool:
+    """Running (a zombie waiting for its new parent to reap it has ended)."""
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().split(")")[-1].split()[0] != "Z"
+    except OSError:
+        return False
+
+
+def test_a_sweep_killed_alone_takes_its_trial_with_it(project: Path, tmp_path: Path) -> None:
+    """kill -9 of the sweep process only (not its group): the trial's train process gets
+    SIGTERM, saves last.pt and ends, so no orphan holds the out_dir that `sweep --resume`
+    continues (the test above resumes a killed sweep)."""
+    out = tmp_path / "sweep"
+    sets = [*TINY, "data.name=slowsynthetic", "train.epochs=500"]  # minutes, left alone
+    args = ("sweep", "--trials", "1", "--out", str(out), "--config", "configs/tiny-sweep.toml")
+    proc = start(project, *args, sets=sets)
+    deadline = time.monotonic() + 300
+    try:
+        while len(process_tree(proc.pid)) < 2 or not (out / "trial-0000" / "last.pt").exists():
+            assert proc.poll() is None and time.monotonic() < deadline, proc.communicate()
+            time.sleep(0.05)
+        trial = process_tree(proc.pid)[1]
+        os.kill(proc.pid, signal.SIGKILL)
+        proc.communicate()
+        soon = time.monotonic() + 30
+        while alive(trial) and time.monotonic() < soon:
+            time.sleep(0.05)
+        assert not alive(trial), "the trial trained on after its sweep was killed"
+    finally:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(proc.pid, signal.SIGKILL)
+    assert "SIGTERM: stopped at" in (out / "trial-0000" / "train.log").read_text()
+
+
+BAD_SPACE = """
+[sweep]
+"train.lr" = { low = 1e-4, high = 1e-2, log = true, step = 1e-3 }
+"train.warmup_steps" = { low = 0, high = 100, step = 0 }
+"train.weight_decay" = { low = 0.0, high = "x" }
+"train.epochs" = { low = 1, high = 2.5 }
+"""
+
+
+@pytest.mark.parametrize(
+    "text, lines",
+    [
+        (
+            BAD_SPACE,
+            [
+                "[sweep] train.lr: step and log = true do not go together: choose one",
+                "[sweep] train.warmup_steps: step must be above 0",
+                "[sweep] train.weight_decay: low, high and step must be numbers",
+                "[sweep] train.epochs: train.epochs is a whole number: low, high and step must",
+            ],
+        ),
+        ("sweep = 5\n", ["sweep must be a table, [sweep], of keys to search"]),
+    ],
+)
+def test_a_bad_search_space_is_refused_line_by_line_before_any_study(
+    project: Path, tmp_path: Path, text: str, lines: list[str]
+) -> None:
+    space = tmp_path / "bad.toml"
+    space.write_text(text, encoding="utf-8")
+    out = tmp_path / "sweep"
+
+    result = run(project, "sweep", "--trials", "1", "--out", str(out), "--config", str(space))
+
+    assert result.returncode == 1 and "Traceback" not in result.stderr
+    said = result.stderr.strip().splitlines()
+    assert len(said) == len(lines) and all(line in s for line, s in zip(lines, said, strict=True))
+    assert not out.exists()  # no study, no failed trial: fix the file and run again
+
+
+def test_a_sweep_where_no_trial_completes_exits_1(project: Path, tmp_path: Path) -> None:
+    space = tmp_path / "never.toml"
+    space.write_text('[sweep]\n"train.batch_size" = { choices = [4096] }\n', encoding="utf-8")
+    out = tmp_path / "sweep"
+
+    result = run(project, "sweep", "--trials", "1", "--out", str(out), "--config", str(space))
+
+    assert result.returncode == 1, result.stdout + result.stderr
+    assert "trial 0: failed: error: the training split has 64 samples" in result.stdout
+    assert "no trial completed" in result.stdout
