@@ -235,6 +235,22 @@ def test_stop_at_max_steps_then_continue_is_bit_identical(
     assert_bit_identical(out / "last.pt", reference)
 
 
+def test_a_finished_run_resumed_is_a_no_op_that_reports_its_result(
+    project: Path, tmp_path: Path
+) -> None:
+    out = tmp_path / "run"
+    settings = ("data.name=synthetic", "train.max_steps=3")
+    assert train(project, out, *settings).returncode == 0
+    before = (out / "last.pt").read_bytes()
+
+    again = train(project, out, *settings, "train.resume=auto")
+
+    assert again.returncode == 0, again.stderr
+    assert torch.load(out / "last.pt", weights_only=True)["step"] == 3  # not one step past
+    assert (out / "last.pt").read_bytes() == before
+    assert "nothing left to train (epoch 0/" in again.stdout and "accuracy" in again.stdout
+
+
 @pytest.fixture(scope="module")
 def good_run(project: Path) -> Path:
     """A short finished run: last.pt at step 5, step checkpoints at 2 and 4."""

@@ -32,6 +32,7 @@ import sys
 import time
 import tomllib
 import warnings
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -92,8 +93,7 @@ def sweep(
     if signals.received:
         print(f"{signals.received.name}: sweep stopped; continue it with --resume")
         return EXIT_STATUS[signals.received.name]
-    report(study, space, objective.task, out, config)
-    return 0
+    return 0 if report(study, space, objective.task, out, config) else 1
 
 
 def count(trials: list[Any]) -> tuple[int, int, int]:
@@ -159,27 +159,60 @@ def connect(optuna: Any, url: str, name: str, tries: int = 3) -> tuple[Any, bool
 
 
 def search_space(config_file: Path, config: Config) -> dict[str, dict[str, Any]]:
-    """The [sweep] table, checked: known keys, a range or choices each, values in range."""
-    space = tomllib.loads(config_file.read_text(encoding="utf-8")).get("sweep", {})
-    if not space:
+    """The [sweep] table, checked before anything is created: known keys, a range or
+    choices each, values that make a valid config. Every problem is one line."""
+    table = tomllib.loads(config_file.read_text(encoding="utf-8")).get("sweep", {})
+    if not isinstance(table, dict):
+        raise ConfigError(f"{config_file}: sweep must be a table, [sweep], of keys to search")
+    if not table:
         raise ConfigError(f"{config_file} has no [sweep] table: nothing to search")
-    for key, spec in space.items():
-        where = f"{config_file}: [sweep] {key}"
-        if key not in valid_keys(config) or key in ("task", "train.out_dir", "train.resume"):
-            raise ConfigError(f"{where}: not a config key a trial can vary")
-        keys = set(spec) if isinstance(spec, dict) else set()
-        if not ({"low", "high"} <= keys <= {"low", "high", "log", "step"} or keys == {"choices"}):
-            raise ConfigError(f"{where}: expects {{ low = .., high = .. }} or {{ choices = [..] }}")
-        values = spec["choices"] if "choices" in spec else [spec["low"], spec["high"]]
-        if not values or not isinstance(values, list):
-            raise ConfigError(f"{where}: choices must be a list of values")
-        if "low" in spec and not spec["low"] < spec["high"]:
-            raise ConfigError(f"{where}: low must be below high")
-        if spec.get("log") and not spec["low"] > 0:
-            raise ConfigError(f"{where}: a log range needs low > 0")
-        for value in values:  # each one must make a valid config
-            with_values(config, {key: value}, where)
-    return space
+    problems = [
+        f"{config_file}: [sweep] {key}: {problem}"
+        for key, spec in table.items()
+        for problem in range_problems(key, spec, config)
+    ]
+    if problems:
+        raise ConfigError("\n".join(problems))
+    return table
+
+
+def range_problems(key: str, spec: Any, config: Config) -> list[str]:
+    """What is wrong with one entry of [sweep] (nothing: [])."""
+    if key not in valid_keys(config) or key in ("task", "train.out_dir", "train.resume"):
+        return ["not a config key a trial can vary"]
+    keys = set(spec) if isinstance(spec, dict) else set()
+    if keys == {"choices"}:
+        choices = spec["choices"]
+        if not choices or not isinstance(choices, list):
+            return ["choices must be a non-empty list of values"]
+        return [problem for value in choices for problem in value_problems(config, key, value)]
+    if not {"low", "high"} <= keys <= {"low", "high", "log", "step"}:
+        return ["expects { low = .., high = .. } (with log or step) or { choices = [..] }"]
+    low, high, step = spec["low"], spec["high"], spec.get("step")
+    numbers = [v for v in (low, high, step) if v is not None]
+    if not all(isinstance(v, int | float) and not isinstance(v, bool) for v in numbers):
+        return ["low, high and step must be numbers"]
+    problems = [] if low < high else ["low must be below high"]
+    if spec.get("log") and step is not None:
+        problems.append("step and log = true do not go together: choose one")
+    if spec.get("log") and not low > 0:
+        problems.append("a log range needs low > 0")
+    if step is not None and not step > 0:
+        problems.append("step must be above 0")
+    whole = isinstance(getattr(getattr(config, key.split(".")[0]), key.split(".")[1]), int)
+    if whole and not all(isinstance(v, int) for v in numbers):
+        problems.append(f"{key} is a whole number: low, high and step must be too")
+    if problems:
+        return problems
+    return [p for value in (low, high) for p in value_problems(config, key, value)]
+
+
+def value_problems(config: Config, key: str, value: Any) -> list[str]:
+    try:
+        with_values(config, {key: value})
+    except ConfigError as exc:
+        return [str(exc).removeprefix("sweep: ")]
+    return []
 
 
 def with_values(config: Config, values: dict[str, Any], where: str = "sweep") -> Config:
@@ -215,7 +248,9 @@ class Objective:
         trial_file.write_text(to_toml(config), encoding="utf-8")
         command = [sys.executable, "-m", __package__, "train", "--config", str(trial_file)]
         with open(folder / "train.log", "a", encoding="utf-8") as log:
-            process = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT)
+            process = subprocess.Popen(
+                command, stdout=log, stderr=subprocess.STDOUT, preexec_fn=die_with(os.getpid())
+            )
             values_by_epoch = self.watch(trial, process, folder / "metrics.csv")
         if process.returncode != 0:
             trial.set_user_attr("error", last_line(folder / "train.log"))
@@ -263,6 +298,23 @@ def suggest(trial: Any, key: str, spec: dict[str, Any], config: Config) -> Any:
     return trial.suggest_float(key, spec["low"], spec["high"], step=spec.get("step"), log=log)
 
 
+def die_with(sweep_pid: int) -> Callable[[], None] | None:
+    """Run in a trial's process before it starts: on Linux it gets SIGTERM when the sweep
+    dies, even by SIGKILL, so no trial trains on alone (holding its out_dir); it saves
+    last.pt, and the next `sweep --resume` continues it. Elsewhere: None."""
+    if not sys.platform.startswith("linux"):
+        return None
+
+    def arrange() -> None:
+        import ctypes
+
+        ctypes.CDLL(None).prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
+        if os.getppid() != sweep_pid:  # the sweep died before that: stop now
+            os.kill(os.getpid(), signal.SIGTERM)
+
+    return arrange
+
+
 def stop(process: subprocess.Popen) -> None:
     """SIGTERM: the run finishes its step, saves last.pt and exits."""
     process.send_signal(signal.SIGTERM)
@@ -282,8 +334,9 @@ def last_line(path: Path) -> str:
     return lines[-1] if lines else "no output"
 
 
-def report(study: Any, space: dict[str, Any], task: Task, out: Path, config: Config) -> None:
-    """The trials as a table and OUT/trials.csv; the best trial's config as OUT/best.toml."""
+def report(study: Any, space: dict[str, Any], task: Task, out: Path, config: Config) -> bool:
+    """The trials as a table and OUT/trials.csv; the best trial's config as OUT/best.toml.
+    False when no trial completed (the sweep then exits 1)."""
     columns = ["trial", "state", task.monitor, *space, "note"]
     rows = [trial_row(t, task.monitor) for t in study.get_trials(deepcopy=False)]
     print("  ".join(f"{c:>10}" for c in columns))
@@ -295,8 +348,8 @@ def report(study: Any, space: dict[str, Any], task: Task, out: Path, config: Con
         writer.writerows(rows)
     complete = [t for t in study.get_trials(deepcopy=False) if t.state.name == "COMPLETE"]
     if not complete:
-        print("no trial completed: no best config")
-        return
+        print(f"no trial completed: no best config (the trials' logs: {out}/trial-*/train.log)")
+        return False
     best = study.best_trial
     folder = f"trial-{best.user_attrs.get('continues', best.number):04d}"
     best_config = with_values(config, {**best.params, "train.out_dir": str(out / "best")})
@@ -307,6 +360,7 @@ def report(study: Any, space: dict[str, Any], task: Task, out: Path, config: Con
     )
     (out / "best.toml").write_text(header + to_toml(best_config), encoding="utf-8")
     print(f"best: trial {best.number}, {task.monitor} {best.value}; wrote {out / 'best.toml'}")
+    return True
 
 
 def trial_row(trial: Any, metric: str) -> dict[str, Any]:

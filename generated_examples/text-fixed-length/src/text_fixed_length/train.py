@@ -29,7 +29,7 @@ from .config import Config, config_from_dict, load_config, to_toml
 from .data import DataBundle, EpochOrder, build_data, build_loaders
 from .engine import evaluate, forward_backward, no_sync, optimizer_step, to_device
 from .models import build_model, unwrap
-from .monitor import LossSummary, Monitor
+from .monitor import LossSummary, Monitor, format_metrics
 from .optim import build_optimizer, build_scheduler, lower_lr
 from .runtime import DistInfo, Precision, barrier, distributed, precision, set_seed
 from .stopping import StopSignals, improves
@@ -96,7 +96,7 @@ def train(run: Run) -> dict[str, Any]:
     )
     monitor.record_config(out_dir / "config.toml", to_toml(run.config), run.config.to_dict())
     result: dict[str, Any] = {}
-    done = False  # train.max_steps reached
+    done = 0 < cfg.max_steps <= state.step  # train.max_steps reached (also: resumed there)
     stopped_by = None  # the name of a stop signal (SIGTERM, SIGUSR1, SIGINT)
     stop_early = 0 < patience <= state.evals_without_improvement  # also when resumed
     while state.epoch < cfg.epochs and not (done or stopped_by or stop_early):
@@ -160,6 +160,9 @@ def train(run: Run) -> dict[str, Any]:
             print(f"early stopping: no improvement of {task.monitor} in {patience} evaluations")
     if not result and not stopped_by:  # nothing was left to train: report where it ended
         result = evaluate(unwrap(run.train_model), run.val_loader, task, run.precision, run.info)
+        if run.info.is_main:
+            where = f"epoch {state.epoch}/{cfg.epochs}, step {state.step}"
+            print(f"nothing left to train ({where}); {format_metrics(result)}")
     # (a run stopped by a signal ends with how to continue it, not with advice)
     if run.info.is_main and not stopped_by and monitor.data_wait_share() > DATA_BOUND:
         print(data_advice(monitor.data_wait_share(), run.train_loader.num_workers))
