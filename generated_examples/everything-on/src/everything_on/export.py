@@ -53,14 +53,19 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--output", help="file to write (default: the checkpoint's name, .pt2 or .onnx)"
     )
+    parser.add_argument(
+        "--force", action="store_true", help="replace an existing export (never a checkpoint)"
+    )
 
 
 def export(args: argparse.Namespace) -> Path:
     """Export, check against the eager model, then write the model and its sidecar."""
-    inference = exportable(args)
     target = (
         Path(args.output) if args.output else Path(args.checkpoint).with_suffix(f".{args.format}")
     )
+    for path in (target, Path(f"{target}.json")):
+        check_writable(path, args.force)
+    inference = exportable(args)
     batches = [example_batch(inference.spec, size) for size in CHECK_BATCH_SIZES]
     # staged beside the target (the nearest folder that exists: same file system, so the
     # final renames are atomic), and only moved into place once checked
@@ -74,6 +79,16 @@ def export(args: argparse.Namespace) -> Path:
         os.replace(staged, target)
         os.replace(f"{staged}.json", f"{target}.json")
     return target
+
+
+def check_writable(path: Path, force: bool) -> None:
+    """Refuse to replace a checkpoint (ever) or another file (without --force)."""
+    if not path.exists():
+        return
+    if path.is_dir() or path.suffix in (".pt", ".pth", ".dcp", ".safetensors"):
+        raise ExportError(f"{path} may be a checkpoint, never replaced: choose another --output")
+    if not force:
+        raise ExportError(f"{path} exists; replace it with --force, or choose another --output")
 
 
 def exportable(args: argparse.Namespace) -> Inference:

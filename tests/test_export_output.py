@@ -1,0 +1,56 @@
+"""`export --output` never loses a file: a checkpoint is never replaced, another existing
+file only with --force (issue 36, item 1). On the session's project with every feature."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from helpers import run_in_project
+
+PKG = "demo_proj"
+
+
+@pytest.fixture(scope="module")
+def run_dir(full_project: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    out = tmp_path_factory.mktemp("export") / "run"
+    settings = ["train.max_steps=2", "train.epochs=1", f"train.out_dir={out}"]
+    result = run_in_project(
+        full_project, "-m", PKG, "train", *[a for s in settings for a in ("--set", s)]
+    )
+    assert result.returncode == 0, result.stderr
+    return out
+
+
+def export(project: Path, run_dir: Path, output: Path, *extra: str):
+    checkpoint = str(run_dir / "best.pt")
+    args = ["export", "--checkpoint", checkpoint, "--format", "pt2", "--output", str(output)]
+    return run_in_project(project, "-m", PKG, *args, *extra)
+
+
+@pytest.mark.parametrize("force", [False, True])
+def test_export_never_writes_over_a_checkpoint(
+    full_project: Path, run_dir: Path, force: bool
+) -> None:
+    last = run_dir / "last.pt"
+    before = last.read_bytes()
+
+    result = export(full_project, run_dir, last, *(["--force"] if force else []))
+
+    assert result.returncode == 1 and "never replaced" in result.stderr, result.stderr
+    assert last.read_bytes() == before and not Path(f"{last}.json").exists()
+
+
+def test_export_replaces_another_file_only_with_force(
+    full_project: Path, run_dir: Path, tmp_path: Path
+) -> None:
+    target = tmp_path / "model.pt2"
+    target.write_text("mine\n")
+
+    refused = export(full_project, run_dir, target)
+
+    assert refused.returncode == 1 and "--force" in refused.stderr
+    assert target.read_text() == "mine\n"
+    forced = export(full_project, run_dir, target, "--force")
+    assert forced.returncode == 0, forced.stderr
+    assert target.read_bytes() != b"mine\n" and Path(f"{target}.json").is_file()
