@@ -317,6 +317,14 @@ def test_a_config_file_that_is_not_utf8_is_named(project: Path, tmp_path: Path) 
     assert_one_line_error(result, f"{config}:2", "not UTF-8")
 
 
+def test_an_out_dir_that_is_a_file_is_named_as_such(project: Path, tmp_path: Path) -> None:
+    taken = tmp_path / "notes.txt"
+    taken.write_text("mine\n")
+    result = train(project, taken)
+    assert_one_line_error(result, f"train.out_dir {taken} is a file, not a folder")
+    assert taken.read_text() == "mine\n"
+
+
 def test_tilde_in_out_dir_is_the_home_directory(project: Path, tmp_path: Path) -> None:
     env_home = tmp_path / "home"
     env_home.mkdir()

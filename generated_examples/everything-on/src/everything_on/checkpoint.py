@@ -392,6 +392,11 @@ def run_lock(out_dir: Path) -> Iterator[None]:
     except ImportError:  # Windows: no flock; runs are not guarded there
         yield
         return
+    if out_dir.exists() and not out_dir.is_dir():
+        raise CheckpointError(
+            f"train.out_dir {out_dir} is a file, not a folder; choose another "
+            "--set train.out_dir=..."
+        )
     out_dir.mkdir(parents=True, exist_ok=True)
     with open(out_dir / ".lock", "a+", encoding="utf-8") as handle:
         try:
