@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 import os
 import random
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -337,6 +338,16 @@ def table_project(tmp_path_factory: pytest.TempPathFactory) -> Path:
             where = path / "shards" / split / f"part-{shard}.parquet"
             pq.write_table(pa.table(table), where, row_group_size=10)  # row groups to skip
     return path
+
+
+def test_a_damaged_parquet_shard_is_one_line_naming_it(table_project: Path, tmp_path: Path) -> None:
+    root = tmp_path / "shards"
+    shutil.copytree(table_project / "shards", root)
+    shard = root / "train" / "part-1.parquet"
+    shard.write_bytes(shard.read_bytes()[:-100])  # a copy cut short: the footer is gone
+    result = run_in_project(table_project, "-m", "tables", "train", "--set", f"data.root={root}")
+    assert result.returncode == 1 and "Traceback" not in result.stderr, result.stderr
+    assert f"{shard}: not a readable Parquet shard" in result.stderr
 
 
 def test_parquet_rows_once_an_epoch_across_ranks_and_resumed_exactly(table_project: Path) -> None:
