@@ -120,11 +120,23 @@ def test_resume_wins_over_init_from_and_keeps_the_head_lr_group(
     assert sizes == [(12, pytest.approx(0.001)), (2, pytest.approx(0.005))]
 
 
+def test_weights_that_hardly_fit_are_said_to(
+    project: Path, pretrained: Path, tmp_path: Path
+) -> None:
+    """Another model's file (here: two of the cnn's 26 tensors) loads what fits and says
+    that almost nothing did, instead of a quiet "loaded 2 tensors"."""
+    few = {k: v for k, v in list(weights(pretrained).items())[:2]}
+    torch.save(few, tmp_path / "other.pt")
+    out = train(project, "train.out_dir=runs/other", f"model.init_from={tmp_path / 'other.pt'}")
+    assert "warning: model.init_from filled only 2 of the model's 26 tensors" in out
+
+
 def test_bad_init_from_or_freeze_is_one_line(project: Path, tmp_path: Path) -> None:
     (tmp_path / "junk.safetensors").write_bytes(b"not safetensors")
     cases = {
         f"model.init_from={tmp_path / 'none.pt'}": "none.pt: no such checkpoint file",
         f"model.init_from={tmp_path / 'junk.safetensors'}": "not a readable .safetensors file",
+        f"model.init_from={tmp_path}": f"{tmp_path} is a folder: give the weights file itself",
         "model.freeze=features,head": "'head'; the model's modules: features, pool, classifier",
         "model.freeze=features,classifier": "model.freeze leaves no parameter to train",
     }

@@ -11,6 +11,7 @@ leaves them out, and BatchNorm layers among them stay in eval mode (`model.freez
 
 from __future__ import annotations
 
+import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -59,6 +60,10 @@ class InitReport:
 def read_weights(path: Path) -> dict[str, torch.Tensor]:
     """The tensors of a checkpoint of this project, a plain state_dict (.pt, .pth) or a
     .safetensors file, with wrapper prefixes dropped."""
+    if path.is_dir():
+        raise CheckpointError(
+            f"{path} is a folder: give the weights file itself, e.g. {path / 'best.pt'}"
+        )
     if path.suffix == ".safetensors":
         return clean_state_dict(read_safetensors(path))
     saved = load_weights_only(path)
@@ -122,6 +127,14 @@ def init_weights(model: nn.Module, cfg: ModelConfig, resume: Path | None, is_mai
     report = init_from(model, cfg.init_from, cfg.init_strict)
     if is_main:
         print(report.table())
+        own = len(report.loaded) + len(report.reinitialised) + len(report.missing)
+        if 2 * len(report.loaded) < own:  # another model's weights, most likely
+            print(
+                f"warning: model.init_from filled only {len(report.loaded)} of the model's "
+                f"{own} tensors from {report.path}: is it this model's file? "
+                "(model.init_strict=true refuses any mismatch)",
+                file=sys.stderr,
+            )
 
 
 def is_under(name: str, prefix: str) -> bool:
