@@ -7,8 +7,8 @@ in the template and its few lines elsewhere are guarded the same way, so a proje
 without it holds no trace of it. The chosen list is the Copier answer `features`.
 
 Adding or removing one re-renders the template at the project's own version with the new
-list and merges the difference into the project (Copier's update with `:current:`), so
-user edits survive and conflicts are listed as `ptgen update` lists them.
+list and merges the difference into the project (Copier's update from the recorded commit
+to the same commit), so user edits survive and conflicts are listed as `ptgen update` lists them.
 
 Library use::
 
@@ -23,10 +23,14 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from ptgen._toml import tomllib
 from ptgen.errors import PtgenError
 from ptgen.paths import templates_dir
+
+if TYPE_CHECKING:
+    from ptgen.update import UpdateReport  # imports Copier's helpers: not at start-up
 
 # What `ptgen new project` picks when --with is not given: none. A first week is train,
 # evaluate, predict and resume, all in the core; each feature is one command away.
@@ -129,7 +133,7 @@ class FeatureChange:
     before: tuple[str, ...]
     after: tuple[str, ...]
     dry_run: bool
-    report: object | None  # ptgen.update.UpdateReport; None when nothing changes
+    report: UpdateReport | None  # None when nothing changes
 
     @property
     def needs_action(self) -> bool:
