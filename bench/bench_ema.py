@@ -9,7 +9,8 @@ with the ema feature and the image-folder kind, the default `cnn` and every defa
 Each seed trains once; its last.pt is then evaluated twice on the validation split, with
 the averaged weights (train.ema_eval=true, the default) and with the raw weights
 (train.ema_eval=false): a paired comparison, the same run. Two seeds run at a time, one
-thread each (a 2-core machine).
+thread each (a 2-core machine). `--set KEY=VALUE` (repeatable) changes a default for
+every run, e.g. `--set train.scheduler=constant`.
 """
 
 from __future__ import annotations
@@ -43,9 +44,9 @@ def run(project: Path, *args: str) -> str:
     return result.stdout
 
 
-def one_seed(project: Path, root: Path, seed: int) -> dict:
-    out = project / "runs" / f"seed-{seed}"
-    sets = [f"data.root={root}", "data.name=digits", f"train.seed={seed}"]
+def one_seed(project: Path, root: Path, seed: int, changed: list[str]) -> dict:
+    out = project / "runs" / "-".join([f"seed-{seed}", *changed]).replace("=", "-")
+    sets = [f"data.root={root}", "data.name=digits", f"train.seed={seed}", *changed]
     args = [a for s in sets for a in ("--set", s)]
     run(project, "train", *args, "--set", f"train.out_dir={out}")
     scores = {}
@@ -65,15 +66,19 @@ def main() -> None:
     parser.add_argument("--seeds", default="1,2,3")
     parser.add_argument("--out-dir", help="keep the project and runs here (default: a temp dir)")
     parser.add_argument("--json", help="write the results here")
+    parser.add_argument("--set", dest="changed", action="append", default=[], metavar="KEY=VALUE")
     args = parser.parse_args()
     seeds = [int(s) for s in args.seeds.split(",")]
     workdir = Path(args.out_dir or tempfile.mkdtemp(prefix="bench-ema-"))
-    root = digits_folder(workdir / "digit-images")
+    root = workdir / "digit-images"
+    root = root if root.exists() else digits_folder(root)
     options = ProjectOptions(name="digits", features=("ema",))
-    project = new_project(options, workdir, run_smoke=False).path
-    add_component(project, "dataset", "digits", "image-folder")
+    project = workdir / "digits"
+    if not project.exists():  # a second benchmark in the same --out-dir reuses the project
+        project = new_project(options, workdir, run_smoke=False).path
+        add_component(project, "dataset", "digits", "image-folder")
     with ThreadPoolExecutor(max_workers=2) as pool:
-        rows = list(pool.map(lambda seed: one_seed(project, root, seed), seeds))
+        rows = list(pool.map(lambda seed: one_seed(project, root, seed, args.changed), seeds))
     print("| seed | val accuracy EMA | raw | val loss EMA | raw |")
     print("|---|---|---|---|---|")
     for row in rows:

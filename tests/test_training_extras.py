@@ -240,6 +240,7 @@ def test_lr_find_suggests_a_rate_in_the_range_that_trains_well(
     sets = ["data.name=synthetic", "data.num_samples=512", "model.width=8", "train.device=cpu"]
     sets += ["data.image_size=16", "train.batch_size=16", "train.summary_depth=0"]
     args = [a for s in sets for a in ("--set", s)]
+    sets += ["train.max_steps=0", "train.checkpoint_every=0"]  # BASE's, for the grid's runs
     out = tmp_path / "lr"
     found = subprocess.run(
         [sys.executable, "-m", PKG, "lr-find", "--output-dir", str(out), *args],
