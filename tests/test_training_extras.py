@@ -195,6 +195,26 @@ def steps_of(records: list) -> list[int]:
 
 
 @pytest.mark.slow
+def test_evaluate_scores_the_ema_weights_unless_told_otherwise(
+    project: Path, reference: Path
+) -> None:
+    scores = []
+    for flag in ("true", "false"):
+        result = subprocess.run(
+            [sys.executable, "-m", PKG, "evaluate", "--checkpoint", str(reference), "--json"]
+            + ["--set", f"train.ema_eval={flag}"],
+            cwd=project,
+            env=env_of(project),
+            capture_output=True,
+            text=True,
+        )
+        assert result.returncode == 0, result.stderr
+        scores.append(json.loads(result.stdout.splitlines()[-1])["loss"])
+    ema, raw = scores
+    assert ema != raw  # the averaged weights, then the raw ones, of the same checkpoint
+
+
+@pytest.mark.slow
 def test_wandb_offline_run_killed_and_resumed_is_one_run_with_every_step_once(
     resumed: Path,
 ) -> None:
