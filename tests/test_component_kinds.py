@@ -135,6 +135,7 @@ def test_every_model_and_dataset_trains(project: Path, tmp_path: Path) -> None:
             project, "-m", "kinds", "smoke", "--set", f"model.name={name}", *data
         )
         assert result.returncode == 0, f"{model} on {data}:\n{result.stdout}\n{result.stderr}"
+        assert "output shape" in result.stdout and " trainable, " in result.stdout  # summary
 
 
 # Run inside each project: every model kind, exported by the project's own exporters in

@@ -21,7 +21,9 @@ from ptgen.features import LEGACY_FEATURES, features
 from ptgen.template_source import resolve_template
 
 runner = CliRunner()
-TRACES = re.compile(r"fsdp|optuna|mlflow|ShardStream|distributed\.checkpoint", re.I)
+TRACES = re.compile(
+    r"fsdp|optuna|mlflow|wandb|ShardStream|distributed\.checkpoint|ema_|lr.find|ModelSummary", re.I
+)
 FEATURE_FILES = {  # a file of each feature, relative to src/PKG
     "sweep": "sweep.py",
     "experiments": "experiments.py",
@@ -33,8 +35,18 @@ FEATURE_FILES = {  # a file of each feature, relative to src/PKG
     "plot": "plot.py",
     "finetune": "transfer.py",
     "streams": "data/_streams.py",
+    "ema": "ema.py",
+    "lr-find": "lr_find.py",
+    "wandb": "wandb_logger.py",
+    "summary": "summary.py",
 }
-COMMANDS = {"sweep": "sweep", "experiments": "repeat", "export": "export", "fsdp": "consolidate"}
+COMMANDS = {
+    "sweep": "sweep",
+    "experiments": "repeat",
+    "export": "export",
+    "fsdp": "consolidate",
+    "lr-find": "lr-find",
+}
 
 
 def files_of(project: Path) -> dict[str, bytes]:
@@ -59,7 +71,7 @@ def test_the_default_project_holds_no_trace_of_the_features_it_did_not_choose(
     assert not TRACES.search(source_of(default_project))
     assert not [name for name in FEATURE_FILES.values() if (package / name).exists()]
     config = (package / "config.py").read_text(encoding="utf-8")
-    for key in ("strategy:", "logger:", "profile:", "init_from:", "freeze:"):
+    for key in ("strategy:", "logger:", "profile:", "init_from:", "freeze:", "ema_", "summary_"):
         assert key not in config
     help_text = commands_of(default_project, "demo_proj")
     assert not [c for c in COMMANDS.values() if c in help_text]

@@ -118,6 +118,7 @@ def test_every_decision_of_the_loop_is_in_one_function(default_project: Path) ->
     helpers = {n.name for n in tree.body if isinstance(n, ast.FunctionDef)} - {"train"}
     assert helpers <= {
         "fit",
+        "start_monitor",
         "build_run",
         "warmup_cosine",
         "prepare_model",

@@ -153,7 +153,7 @@ def spy(name):
 
 for name in ("item", "tolist", "cpu", "numpy", "__bool__", "__float__", "__int__"):
     spy(name)
-train.train(run)
+train.train(run, train.start_monitor(run))
 print("reads before the last step:", [r for r in reads if r[1] < 6])
 print("losses read at the last step:", ("tolist", 6) in reads)
 """

@@ -97,7 +97,8 @@ def test_a_0_1_0_project_with_edits_updates_and_trains(tmp_path: Path) -> None:
     assert readme.endswith(NOTES) and "How the code is laid out" in readme
     assert FORWARD_EDIT in (package / "models" / "cnn.py").read_text(encoding="utf-8")
     assert (package / "data" / "extra.py").read_bytes() == extra
-    assert "def train(run: Run)" in (package / "train.py").read_text(encoding="utf-8")
+    train = (package / "train.py").read_text(encoding="utf-8")
+    assert "def train(run: Run, monitor: Monitor)" in train
 
     # Resolve as CHANGELOG.md says: conflicts, then the components, then default.toml.
     for path in project.rglob("*"):
