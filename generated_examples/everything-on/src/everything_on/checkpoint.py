@@ -48,6 +48,7 @@ class TrainState:
     patience_best: float | None = None
     evals_without_improvement: int = 0
     mlflow_run_id: str = ""  # train.logger=mlflow: the MLflow run a resumed run continues
+    wandb_run_id: str = ""  # train.logger=wandb: the W&B run a resumed run continues
 
 
 def clean_state_dict(state_dict: dict[str, torch.Tensor]) -> dict[str, torch.Tensor]:

@@ -1,5 +1,6 @@
 """Command line: `python -m everything_on COMMAND`, where COMMAND is one of
-train, evaluate, predict, export, smoke, plot, defaults, sweep, repeat, cv, consolidate."""
+train, evaluate, predict, export, smoke, plot, defaults, sweep, repeat, cv, consolidate,
+lr-find."""
 
 from __future__ import annotations
 
@@ -88,6 +89,11 @@ def build_parser() -> argparse.ArgumentParser:
     cv.add_argument("--folds", type=positive, required=True, help="number of folds, K >= 2")
     cv.add_argument("--seed", type=int, help="seed of the fold assignment (default: train.seed)")
     cv.add_argument("--out", default="runs/cv", help="folder of the runs")
+    lr_find = add("lr-find", "Sweep the learning rate up exponentially; plot; suggest train.lr.")
+    lr_find.add_argument("--steps", type=int, default=100, help="optimizer steps (default 100)")
+    lr_find.add_argument("--start-lr", type=float, default=1e-7, help="first lr (default 1e-7)")
+    lr_find.add_argument("--end-lr", type=float, default=10.0, help="last lr (default 10)")
+    lr_find.add_argument("--output-dir", default="runs/lr-find", help="for the CSV and the PNG")
     consolidate = commands.add_parser(
         "consolidate",
         help="Write a sharded checkpoint (train.strategy=fsdp) as one file.",
@@ -142,6 +148,10 @@ def main(argv: list[str] | None = None) -> int:
             from .plot import plot_metrics
 
             print(f"wrote {plot_metrics(args.run_dir, args.output)}")
+        elif args.command == "lr-find":
+            from .lr_find import run_lr_find
+
+            return run_lr_find(args)
         elif args.command == "consolidate":
             from .sharding import consolidate
 

@@ -113,6 +113,13 @@ class TrainConfig:
     )
     grad_clip: float = option(1.0, "max gradient norm; 0 disables clipping", low=0.0)
     grad_accum_steps: int = option(1, "batches per optimizer step (DDP syncs on the last)", low=1)
+    ema_decay: float = option(
+        0.999, "EMA of the weights: decay * average + (1 - decay) * weights", low=0.0, high=1.0
+    )
+    ema_warmup_steps: int = option(
+        10, "EMA warm-up: the decay at update t is min(ema_decay, (1 + t) / (N + t))", low=0
+    )
+    ema_eval: bool = option(True, "evaluate, pick best.pt, predict and export with the EMA weights")
     seed: int = option(42, "seeds python, numpy, torch and data workers", low=0, high=2**32 - 1)
     deterministic: bool = option(False, "deterministic kernels (slower); cudnn.benchmark off")
     device: str = option("auto", "where to train", choices=("auto", "cpu", "cuda", "mps"))
@@ -139,10 +146,13 @@ class TrainConfig:
     )
     profile: bool = option(False, "profile a few steps with torch.profiler")
     on_nonfinite: str = option("stop", "what a NaN/inf loss does", choices=("stop", "warn"))
+    summary_depth: int = option(
+        1, "module levels in the model table printed at the start (0: no summary)", low=0
+    )
     logger: str = option(
         "csv",
-        "metrics.csv always; tensorboard or mlflow also log there",
-        choices=("csv", "tensorboard", "mlflow"),
+        "metrics.csv always; tensorboard or mlflow or wandb also log there",
+        choices=("csv", "tensorboard", "mlflow", "wandb"),
     )
 
 
@@ -358,6 +368,8 @@ def _validate(config: Config) -> None:
         raise ConfigError(f"train.lr must be a positive number; got {config.train.lr}")
     if config.train.nesterov and (config.train.optimizer != "sgd" or config.train.momentum <= 0):
         raise ConfigError("train.nesterov needs train.optimizer=sgd and train.momentum > 0")
+    if config.train.strategy == "fsdp":  # the average would have to be sharded like the model
+        raise ConfigError("the ema feature does not support train.strategy=fsdp; use ddp")
 
 
 def _toml_value(value: Any) -> str:

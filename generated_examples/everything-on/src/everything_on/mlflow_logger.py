@@ -85,3 +85,7 @@ class MlflowTracker(Tracker):
             elif path.exists():
                 self.client.log_artifact(self.run_id, str(path))
         self.client.set_terminated(self.run_id, "KILLED" if interrupted else "FINISHED")
+
+    def fail(self) -> None:
+        """Training raised: the MLflow run ends FAILED (resuming sets it RUNNING again)."""
+        self.client.set_terminated(self.run_id, "FAILED")

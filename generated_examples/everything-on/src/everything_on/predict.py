@@ -28,6 +28,7 @@ from . import checkpoint as ckpt
 from .config import Config, ConfigError, DataConfig, component, config_from_dict, load_config
 from .data import build_data
 from .data._inputs import Raw, RawInputs
+from .ema import inference_weights
 from .engine import to_device
 from .models import build_model
 from .runtime import Precision, get_device, precision
@@ -74,6 +75,7 @@ def load_inference(path: str, config_file: str | None, overrides: list[str]) -> 
     """The checkpoint's model, built from its config (plus any overrides) and data spec."""
     checkpoint = ckpt.load_checkpoint(path)
     config = load_config(config_file, overrides, base=config_from_dict(checkpoint["config"]))
+    checkpoint = inference_weights(checkpoint, config)  # train.ema_eval: the averaged weights
     state = checkpoint.get("data_state") or {}
     spec = saved_spec(checkpoint, config)
     model = build_model(config.model, spec)

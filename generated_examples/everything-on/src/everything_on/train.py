@@ -27,6 +27,7 @@ from torch.utils.data import DataLoader
 from . import checkpoint as ckpt
 from .config import Config, config_from_dict, load_config, to_toml
 from .data import DataBundle, EpochOrder, build_data, build_loaders
+from .ema import WeightAverage, inference_weights
 from .engine import evaluate, forward_backward, no_sync, optimizer_step, to_device
 from .models import build_model, unwrap
 from .monitor import LossSummary, Monitor, Tracker, format_metrics
@@ -65,6 +66,7 @@ class Run:
     state: ckpt.TrainState
     resumed: bool
     signals: StopSignals  # set by SIGTERM, SIGUSR1 or Ctrl-C; read by the loop at each step
+    ema: WeightAverage  # the averaged weights (train.ema_decay), updated after every step
 
 
 def fit(config: Config, fold: tuple[list[int], list[int]] | None = None) -> dict[str, Any]:
@@ -74,8 +76,9 @@ def fit(config: Config, fold: tuple[list[int], list[int]] | None = None) -> dict
         out_dir = Path(config.train.out_dir).expanduser()
         with ckpt.run_lock(out_dir) if info.is_main else contextlib.nullcontext():
             run = build_run(config, info, device, fold)
-            with run.signals.installed():  # from here on a stop signal ends the run cleanly
-                result = train(run)
+            # from here on a stop signal ends the run cleanly, and an error as failed
+            with run.signals.installed(), start_monitor(run) as monitor:
+                result = train(run, monitor)
             # Free DDP's reducer while the process group lives: when the reducer drops the
             # last reference to a gloo group, the teardown deadlocks now and then.
             del run
@@ -83,21 +86,26 @@ def fit(config: Config, fold: tuple[list[int], list[int]] | None = None) -> dict
             return result
 
 
-def train(run: Run) -> dict[str, Any]:
+def start_monitor(run: Run) -> Monitor:
+    """What the run records: metrics.csv (on resume, up to its step) and the trackers."""
+    cfg = run.config.train
+    return Monitor(
+        run.out_dir,
+        run.info,
+        run.precision.device,
+        run.task.metrics,
+        cfg.batch_size * cfg.grad_accum_steps * run.info.world_size,  # samples per step
+        resume_step=run.state.step if run.resumed else None,
+        trackers=trackers(run),
+    )
+
+
+def train(run: Run, monitor: Monitor) -> dict[str, Any]:
     """The training loop; returns the last validation metrics with the final step and
     epoch, and `stopped_by`: the signal that stopped it, if one did."""
     cfg, state, task, device = run.config.train, run.state, run.task, run.precision.device
     out_dir, accum, patience = run.out_dir, cfg.grad_accum_steps, cfg.early_stopping_patience
-    samples_per_step = cfg.batch_size * accum * run.info.world_size
-    monitor = Monitor(
-        out_dir,
-        run.info,
-        device,
-        task.metrics,
-        samples_per_step,
-        resume_step=state.step if run.resumed else None,
-        trackers=trackers(run),
-    )
+    scored = run.ema.model if cfg.ema_eval else unwrap(run.train_model)  # what evaluation scores
     monitor.record_config(out_dir / "config.toml", to_toml(run.config), run.config.to_dict())
     result: dict[str, Any] = {}
     done = 0 < cfg.max_steps <= state.step  # train.max_steps reached (also: resumed there)
@@ -121,6 +129,7 @@ def train(run: Run) -> dict[str, Any]:
                 continue
             optimizer_step(run.optimizer, run.precision.scaler, cfg.grad_clip)
             run.scheduler.step()
+            run.ema.update()
             state.step += 1
             monitor.record_step(torch.stack(losses).mean(), state.step)
             losses = []
@@ -145,7 +154,7 @@ def train(run: Run) -> dict[str, Any]:
                 where = f"epoch {state.epoch + 1}, step {state.step}"
                 print(f"{stopped_by}: stopped at {where}; continue with --set train.resume=auto")
             break
-        result = evaluate(unwrap(run.train_model), run.val_loader, task, run.precision, run.info)
+        result = evaluate(scored, run.val_loader, task, run.precision, run.info)
         monitor.log_eval(state.step, state.epoch + 1, cfg.epochs, result)
         if not done:  # the epoch ran to its end: the next one, and early stopping counts it
             state.epoch, state.batch_in_epoch = state.epoch + 1, 0
@@ -164,7 +173,7 @@ def train(run: Run) -> dict[str, Any]:
         if stop_early and run.info.is_main:
             print(f"early stopping: no improvement of {task.monitor} in {patience} evaluations")
     if not result and not stopped_by:  # nothing was left to train: report where it ended
-        result = evaluate(unwrap(run.train_model), run.val_loader, task, run.precision, run.info)
+        result = evaluate(scored, run.val_loader, task, run.precision, run.info)
         if run.info.is_main:
             where = f"epoch {state.epoch}/{cfg.epochs}, step {state.step}"
             print(f"nothing left to train ({where}); {format_metrics(result)}")
@@ -180,6 +189,12 @@ def trackers(run: Run) -> list[Tracker]:
     found: list[Tracker] = []
     if not run.info.is_main:
         return found
+    # the model table (train.summary_depth); not for a sharded model, whose forward needs every rank
+    if run.config.train.strategy != "fsdp" and run.config.train.summary_depth:
+        from .summary import ModelSummary
+
+        depth = run.config.train.summary_depth
+        found.append(ModelSummary(run.model, run.val_loader, run.precision, depth))
     if run.config.train.logger == "tensorboard":
         from .tensorboard_logger import TensorBoardTracker
 
@@ -188,6 +203,10 @@ def trackers(run: Run) -> list[Tracker]:
         from .mlflow_logger import MlflowTracker
 
         found.append(MlflowTracker(run.out_dir, run.state))  # a resumed run: its MLflow run
+    if run.config.train.logger == "wandb":
+        from .wandb_logger import WandbTracker
+
+        found.append(WandbTracker(run.out_dir, run.state))  # a resumed run: its W&B run
     if run.config.train.profile:
         from .profiler import StepProfiler
 
@@ -232,6 +251,7 @@ def build_run(
         state = ckpt.restore_training(checkpoint, path, *objects, config.to_dict(), info.world_size)
         if info.is_main:
             print(f"resuming from {path} at epoch {state.epoch + 1}, step {state.step}")
+    ema = WeightAverage(model, config.train, resume[1] if resume else {})  # before DDP wraps it
     return Run(
         config=config,
         task=task,
@@ -250,6 +270,7 @@ def build_run(
         state=state,
         resumed=resume is not None,
         signals=StopSignals(info),
+        ema=ema,
     )
 
 
@@ -308,6 +329,7 @@ def save(run: Run, stem: str) -> None:
         getattr(run.task, "class_weights", None),  # classification: train.class_weights
         run.data_spec,
     )
+    state.update(run.ema.state_dict())  # the average goes on exactly where it was on resume
     if fsdp:
         save_sharded(path, run.model, run.optimizer, state, run.info)
     elif run.info.is_main:
@@ -322,5 +344,6 @@ def trained_model(
     and its model, built in this process (the weights are not loaded yet)."""
     checkpoint = ckpt.load_checkpoint(path)
     config = load_config(config_file, list(overrides), base=config_from_dict(checkpoint["config"]))
+    checkpoint = inference_weights(checkpoint, config)  # train.ema_eval: the averaged weights
     bundle = build_data(config.data, config.train.seed, checkpoint.get("data_state"))
     return checkpoint, config, bundle, build_model(config.model, bundle.spec)

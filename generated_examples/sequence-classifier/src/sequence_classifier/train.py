@@ -71,8 +71,9 @@ def fit(config: Config) -> dict[str, Any]:
         out_dir = Path(config.train.out_dir).expanduser()
         with ckpt.run_lock(out_dir) if info.is_main else contextlib.nullcontext():
             run = build_run(config, info, device)
-            with run.signals.installed():  # from here on a stop signal ends the run cleanly
-                result = train(run)
+            # from here on a stop signal ends the run cleanly, and an error as failed
+            with run.signals.installed(), start_monitor(run) as monitor:
+                result = train(run, monitor)
             # Free DDP's reducer while the process group lives: when the reducer drops the
             # last reference to a gloo group, the teardown deadlocks now and then.
             del run
@@ -80,20 +81,24 @@ def fit(config: Config) -> dict[str, Any]:
             return result
 
 
-def train(run: Run) -> dict[str, Any]:
+def start_monitor(run: Run) -> Monitor:
+    """What the run records: metrics.csv (on resume, up to its step) and the trackers."""
+    cfg = run.config.train
+    return Monitor(
+        run.out_dir,
+        run.info,
+        run.precision.device,
+        run.task.metrics,
+        cfg.batch_size * cfg.grad_accum_steps * run.info.world_size,  # samples per step
+        resume_step=run.state.step if run.resumed else None,
+    )
+
+
+def train(run: Run, monitor: Monitor) -> dict[str, Any]:
     """The training loop; returns the last validation metrics with the final step and
     epoch, and `stopped_by`: the signal that stopped it, if one did."""
     cfg, state, task, device = run.config.train, run.state, run.task, run.precision.device
     out_dir, accum, patience = run.out_dir, cfg.grad_accum_steps, cfg.early_stopping_patience
-    samples_per_step = cfg.batch_size * accum * run.info.world_size
-    monitor = Monitor(
-        out_dir,
-        run.info,
-        device,
-        task.metrics,
-        samples_per_step,
-        resume_step=state.step if run.resumed else None,
-    )
     monitor.record_config(out_dir / "config.toml", to_toml(run.config), run.config.to_dict())
     result: dict[str, Any] = {}
     done = 0 < cfg.max_steps <= state.step  # train.max_steps reached (also: resumed there)

@@ -97,7 +97,7 @@ class MetricsFile:
         self.path, self.columns = path, columns
         rows = []
         if resume_step is not None and path.exists():
-            rows, damaged = _rows_up_to(path, resume_step)
+            rows, damaged = rows_up_to(path, resume_step)
             if damaged:
                 print(f"warning: {path}: skipped {damaged} damaged row(s)", file=sys.stderr)
         tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
@@ -113,7 +113,7 @@ class MetricsFile:
             csv.DictWriter(handle, self.columns, extrasaction="ignore").writerow(values)
 
 
-def _rows_up_to(path: Path, last_step: int) -> tuple[list[dict[str, str]], int]:
+def rows_up_to(path: Path, last_step: int) -> tuple[list[dict[str, str]], int]:
     """The well-formed rows of `path` with step <= last_step, and the count of damaged ones."""
     text = path.read_text(encoding="utf-8", errors="replace").replace("\0", "")
     kept, damaged = [], 0
@@ -145,9 +145,14 @@ class Tracker:
     def close(self, interrupted: bool) -> None:
         """At the end of the run; `interrupted`: stopped by a signal."""
 
+    def fail(self) -> None:
+        """Instead of `close` when training raised: end the tracked run as failed."""
+        self.close(interrupted=True)
+
 
 class Monitor:
-    """Everything a run records; only the main process writes files or prints."""
+    """Everything a run records; only the main process writes files or prints. Used as a
+    context manager around the loop: a run that raises ends its trackers as failed."""
 
     def __init__(
         self,
@@ -231,6 +236,14 @@ class Monitor:
     def close(self, interrupted: bool = False) -> None:
         for tracker in self.trackers:
             tracker.close(interrupted)
+
+    def __enter__(self) -> Monitor:
+        return self
+
+    def __exit__(self, kind: type[BaseException] | None, *_: object) -> None:
+        if kind is not None:  # the loop raised: it never reached close()
+            for tracker in self.trackers:
+                tracker.fail()
 
     def _write(self, step: int, epoch: int, split: str, row: dict[str, Any]) -> None:
         if self.metrics_file is None:
