@@ -73,7 +73,11 @@ def job_env(project: Path, path: str | None = None) -> dict[str, str]:
 def submit(project: Path, env: dict[str, str], *args: str) -> str:
     sets = [a for s in ["data.name=slowsynthetic", *SETTINGS] for a in ("--set", s)]
     result = subprocess.run(
-        ["sbatch", "--parsable", *args, *sets], cwd=project, env=env, capture_output=True, text=True
+        [shutil.which("sbatch") or "sbatch", "--parsable", *args, *sets],
+        cwd=project,
+        env=env,
+        capture_output=True,
+        text=True,
     )
     assert result.returncode == 0, result.stderr
     return result.stdout.strip().split(";")[0]
@@ -81,11 +85,13 @@ def submit(project: Path, env: dict[str, str], *args: str) -> str:
 
 def job(job_id: str) -> dict[str, str]:
     """The job's fields as scontrol shows them (JobState, Restarts, ExitCode, ...)."""
-    shown = subprocess.run(["scontrol", "show", "job", "-o", job_id], capture_output=True, text=True)
+    shown = subprocess.run(
+        ["scontrol", "show", "job", "-o", job_id], capture_output=True, text=True
+    )
     return dict(f.split("=", 1) for f in shown.stdout.split() if "=" in f)
 
 
-def wait_until_done(job_id: str, timeout: float = 240) -> dict[str, str]:
+def wait_until_done(job_id: str, timeout: float = 400) -> dict[str, str]:
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         fields = job(job_id)
@@ -143,7 +149,7 @@ def test_a_warned_torchrun_job_of_two_processes_requeues_and_resumes_exactly(
     project: Path, tmp_path: Path
 ) -> None:
     env = dict(job_env(project), NPROC="2")
-    job_id = submit(project, env, *WARNED, "--cpus-per-task=2", "slurm/train-node.sbatch")
+    job_id = submit(project, env, *WARNED, "--cpus-per-task=1", "slurm/train-node.sbatch")
     torchrun = [sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc_per_node=2"]
     plain = reference(project, tmp_path / "reference", *torchrun)
     assert plain.wait(timeout=300) == 0
@@ -171,6 +177,8 @@ def test_without_scontrol_the_run_checkpoints_and_says_why_it_did_not_requeue(
 
     log = logs(project, job_id)[0]
     said = [line for line in log.splitlines() if "not requeued" in line]
-    assert said == ["slurm: stopped by SIGUSR1; not requeued: scontrol is not on PATH (submit again to resume)"], log
+    assert said == [
+        "slurm: stopped by SIGUSR1; not requeued: scontrol is not on PATH (submit again to resume)"
+    ], log
     assert fields["JobState"] == "FAILED" and fields["ExitCode"] == "138:0", fields
     assert 0 < torch.load(out / "last.pt", weights_only=True)["step"] < STEPS
