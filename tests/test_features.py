@@ -33,6 +33,7 @@ FEATURE_FILES = {  # a file of each feature, relative to src/PKG
     "plot": "plot.py",
     "finetune": "transfer.py",
     "streams": "data/_streams.py",
+    "slurm": "../../slurm/train.sbatch",  # batch scripts live beside src/, not in it
 }
 COMMANDS = {"sweep": "sweep", "experiments": "repeat", "export": "export", "fsdp": "consolidate"}
 

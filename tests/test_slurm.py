@@ -4,19 +4,23 @@ A job with a 1-minute time limit, warned 40 s before, trains longer than its war
 signalled, writes last.pt, requeues itself, resumes and finishes with weights equal to an
 uninterrupted run's, and metrics.csv holds each step once. The same for 2 processes under
 torchrun. Without scontrol the run still checkpoints and one line says why it did not requeue.
+A sweep as a 2-task job array shares one study; a task cancelled mid-trial loses no trial.
 Without a cluster these tests skip, loudly.
 """
 
 from __future__ import annotations
 
+import contextlib
 import csv
 import os
 import shutil
 import subprocess
 import sys
 import time
+import warnings
 from pathlib import Path
 
+import optuna
 import pytest
 import torch
 from helpers import SLOW_DATASET, generate
@@ -36,6 +40,13 @@ SETTINGS = [
 ]
 SLOW = SLOW_DATASET.replace("time.sleep(0.008)", "time.sleep(0.025)")
 WARNED = ["--time=1", "--signal=B:USR1@40"]  # the README's commands
+SPACE = """
+[train]
+epochs = 1  # the pruner waits 2 epochs: every trial completes
+
+[sweep]
+"train.lr" = { low = 1e-3, high = 3e-2, log = true }
+"""
 
 
 def cluster_problem() -> str | None:
@@ -53,9 +64,13 @@ def cluster_problem() -> str | None:
 def project(tmp_path_factory: pytest.TempPathFactory) -> Path:
     problem = cluster_problem()
     if problem:
-        pytest.skip(f"SLURM TESTS SKIPPED: no local Slurm cluster ({problem}); run .ci/slurm-up.sh")
-    path = generate(tmp_path_factory.mktemp("slurm"), name="slurm-proj", features=("slurm",))
+        reason = f"SLURM TESTS SKIPPED: no local Slurm cluster ({problem}); run .ci/slurm-up.sh"
+        warnings.warn(reason, stacklevel=1)  # in the summary of every run, not only with -rs
+        pytest.skip(reason)
+    features = ("slurm", "sweep")
+    path = generate(tmp_path_factory.mktemp("slurm"), name="slurm-proj", features=features)
     (path / "src" / PKG / "data" / "slowsynthetic.py").write_text(SLOW)
+    (path / "configs" / "tiny-sweep.toml").write_text(SPACE)
     return path
 
 
@@ -70,8 +85,8 @@ def job_env(project: Path, path: str | None = None) -> dict[str, str]:
     )
 
 
-def submit(project: Path, env: dict[str, str], *args: str) -> str:
-    sets = [a for s in ["data.name=slowsynthetic", *SETTINGS] for a in ("--set", s)]
+def submit(project: Path, env: dict[str, str], *args: str, settings: list[str] = SETTINGS) -> str:
+    sets = [a for s in ["data.name=slowsynthetic", *settings] for a in ("--set", s)]
     result = subprocess.run(
         [shutil.which("sbatch") or "sbatch", "--parsable", *args, *sets],
         cwd=project,
@@ -182,3 +197,40 @@ def test_without_scontrol_the_run_checkpoints_and_says_why_it_did_not_requeue(
     ], log
     assert fields["JobState"] == "FAILED" and fields["ExitCode"] == "138:0", fields
     assert 0 < torch.load(out / "last.pt", weights_only=True)["step"] < STEPS
+
+
+@pytest.mark.slow
+def test_a_sweep_job_array_shares_one_study_and_a_cancelled_task_loses_no_trial(
+    project: Path, tmp_path: Path
+) -> None:
+    out = tmp_path / "sweep"
+    env = dict(job_env(project), TRIALS="4", OUT=str(out))
+    args = ["--array=0-1", "--time=5", "--cpus-per-task=1", "slurm/sweep.sbatch"]
+    tiny = [s for s in SETTINGS if not s.startswith(("train.epochs", "train.max_steps"))]
+    tiny += ["data.num_samples=128", "train.log_every=4"]  # 16 steps a trial, rows as they go
+    job_id = submit(project, env, *args, "--config", "configs/tiny-sweep.toml", settings=tiny)
+    storage = f"sqlite:///{out / 'study.db'}"
+    deadline = time.monotonic() + 120
+    while True:  # both tasks run a trial, one has trained a little: cancel task 0 mid-trial
+        states = [job(f"{job_id}_{task}").get("JobState") for task in (0, 1)]
+        assert time.monotonic() < deadline and set(states) <= {"PENDING", "RUNNING"}, states
+        with contextlib.suppress(Exception):  # no database yet, or a study being made
+            running = optuna.load_study(study_name="sweep", storage=storage).get_trials(
+                states=(optuna.trial.TrialState.RUNNING,)
+            )
+            if len(running) == 2 and list(out.glob("trial-*/metrics.csv")):
+                break
+        time.sleep(0.5)
+    subprocess.run(["scancel", f"{job_id}_0"], check=True)
+
+    ended = [wait_until_done(f"{job_id}_{task}")["JobState"] for task in (0, 1)]
+
+    assert ended == ["CANCELLED", "COMPLETED"], logs(project, job_id)
+    trials = optuna.load_study(study_name="sweep", storage=storage).get_trials()
+    complete = [t for t in trials if t.state.name == "COMPLETE"]
+    folders = [f"trial-{t.user_attrs.get('continues', t.number):04d}" for t in complete]
+    assert len(complete) >= 4 and len(set(folders)) == len(folders), trials
+    assert any("continues" in t.user_attrs for t in complete), "the cancelled trial continued"
+    for folder in folders:  # each epoch trained once, a continued trial's too
+        log = (out / folder / "train.log").read_text()
+        assert log.count("epoch 1/1 ") == 1, log

@@ -11,7 +11,9 @@
 #   would die of USR1). The run finishes its step, writes last.pt and exits 128+signal.
 # - Then, outside any signal handler, the job requeues itself (scontrol requeue) unless
 #   REQUEUE=0; the requeued job runs the same command, resumes from last.pt
-#   (train.resume=auto, same out_dir) and continues metrics.csv.
+#   (train.resume=auto, same out_dir) and continues metrics.csv. Only the warning signals
+#   (USR1, USR2) requeue: a TERM is scancel or the time limit itself, and a job that was
+#   cancelled stays cancelled (a preemption with PreemptMode=REQUEUE requeues by itself).
 # - scontrol missing or failing: one line says so; last.pt is written all the same and
 #   the exit status (not 0) says the job did not finish. Submit it again to continue.
 set -uo pipefail
@@ -47,6 +49,8 @@ if [ "$status" -eq 0 ]; then
     exit 0
 elif [ -z "$received" ]; then
     echo "slurm: the run failed (exit status $status): not requeued"
+elif [ "$received" != USR1 ] && [ "$received" != USR2 ]; then
+    echo "slurm: stopped by SIG$received (scancel or the time limit): not requeued (submit again to resume)"
 elif [ "${REQUEUE:-1}" != 1 ]; then
     echo "slurm: stopped by SIG$received; REQUEUE=$REQUEUE: not requeued (submit again to resume)"
 elif ! command -v scontrol >/dev/null; then
