@@ -88,7 +88,8 @@ def job_env(project: Path, path: str | None = None) -> dict[str, str]:
 def submit(project: Path, env: dict[str, str], *args: str, settings: list[str] = SETTINGS) -> str:
     sets = [a for s in ["data.name=slowsynthetic", *settings] for a in ("--set", s)]
     result = subprocess.run(
-        [shutil.which("sbatch") or "sbatch", "--parsable", *args, *sets],
+        # --oversubscribe: the tests' jobs share the node's 2 CPUs (the array needs 2 at once)
+        [shutil.which("sbatch") or "sbatch", "--parsable", "--oversubscribe", *args, *sets],
         cwd=project,
         env=env,
         capture_output=True,
@@ -234,3 +235,25 @@ def test_a_sweep_job_array_shares_one_study_and_a_cancelled_task_loses_no_trial(
     for folder in folders:  # each epoch trained once, a continued trial's too
         log = (out / folder / "train.log").read_text()
         assert log.count("epoch 1/1 ") == 1, log
+
+
+def test_the_scripts_are_valid_bash_with_signal_requeue_and_settings_on_top(
+    tmp_path: Path,
+) -> None:
+    """Without a cluster: every script parses (bash -n) and asks for the warning and requeue."""
+    path = generate(tmp_path, name="slurm-proj", features=("slurm", "sweep"))
+    scripts = sorted((path / "slurm").glob("*.s*"))
+    assert [p.name for p in scripts] == [
+        "run.sh",
+        "sweep.sbatch",
+        "train-node.sbatch",
+        "train-nodes.sbatch",
+        "train.sbatch",
+    ]
+    for script in scripts:
+        subprocess.run(["bash", "-n", str(script)], check=True)
+        text = script.read_text()
+        assert "set -euo pipefail" in text or "set -uo pipefail" in text, script.name
+        if script.suffix == ".sbatch":
+            assert "#SBATCH --signal=B:USR1@90" in text and "#SBATCH --requeue" in text
+            assert "exec bash slurm/run.sh" in text and '"$@"' in text, script.name

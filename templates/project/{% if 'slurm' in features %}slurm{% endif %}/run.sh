@@ -26,6 +26,7 @@ exec >>"slurm/logs/${SLURM_JOB_NAME:-job}-${SLURM_JOB_ID:-0}-r${restart}.log" 2>
 echo "slurm: job ${SLURM_JOB_ID:-?} restart ${restart} on $(hostname -s): $*"
 
 received=""
+child="" # a signal before the run has started reaches no one; the run then goes on
 pass_on() {
     received=$1
     echo "slurm: SIG$1 received; passing SIG$forward on (the run saves last.pt and stops)"
