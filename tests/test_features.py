@@ -39,6 +39,7 @@ FEATURE_FILES = {  # a file of each feature, relative to src/PKG
     "lr-find": "lr_find.py",
     "wandb": "wandb_logger.py",
     "summary": "summary.py",
+    "slurm": "../../slurm/train.sbatch",  # batch scripts live beside src/, not in it
 }
 COMMANDS = {
     "sweep": "sweep",
