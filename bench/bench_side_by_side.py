@@ -221,7 +221,11 @@ def side_by_side(name: str, project: Path, data: Path, eval_batch: int, args: An
         who: {key: statistics.median(r[key] for r in runs) for key in runs[0]}
         for who, runs in results.items()
     }
-    return {"runs": results, "median": summary}
+    best = {  # the least disturbed run of each: on a shared machine, the closest to its speed
+        who: {key: min(r[key] for r in runs) for key in ("epoch", "whole")}
+        for who, runs in results.items()
+    }
+    return {"runs": results, "median": summary, "best": best}
 
 
 def two_million(where: Path, repeats: int) -> dict[str, Any]:
@@ -239,11 +243,13 @@ def two_million(where: Path, repeats: int) -> dict[str, Any]:
                 run = timed_run(command, project, env)
                 runs[who].append({"whole": run["whole"], "peak_mb": run["peak_mb"]})
     ratios = [g["whole"] / p["whole"] for g, p in zip(runs["generated"], runs["pandas"])]
+    best = {who: min(r["whole"] for r in found) for who, found in runs.items()}
     return {
         "file_mb": data.stat().st_size / 2**20,
         "runs": runs,
         "ratio_median": statistics.median(ratios),
         "ratios": ratios,
+        "ratio_best": best["generated"] / best["pandas"],
     }
 
 
@@ -261,12 +267,21 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         where = Path(tmp)
         cases = {
-            "tabular": (dict(task="tabular-regression", dataset="csv"), 2048,
-                        lambda: write_table_file(where / "table.csv", args.rows)),
-            "image": (dict(dataset="image-folder"), 1024,
-                      lambda: write_images(where / "images", args.images)),
-            "text": (dict(task="sequence-classification", dataset="text"), 2048,
-                     lambda: write_texts(where / "texts.tsv", args.texts)),
+            "tabular": (
+                dict(task="tabular-regression", dataset="csv"),
+                2048,
+                lambda: write_table_file(where / "table.csv", args.rows),
+            ),
+            "image": (
+                dict(dataset="image-folder"),
+                1024,
+                lambda: write_images(where / "images", args.images),
+            ),
+            "text": (
+                dict(task="sequence-classification", dataset="text"),
+                2048,
+                lambda: write_texts(where / "texts.tsv", args.texts),
+            ),
         }  # the second value: the project's automatic evaluation batch at batch 32
         for name, (options, eval_batch, make) in cases.items():
             if name not in args.only:
@@ -274,17 +289,41 @@ def main() -> None:
             project = generate_project(where / name, **options)
             result = side_by_side(name, project, make(), eval_batch, args)
             payload[name] = result
-            gen, hand = result["median"]["generated"], result["median"]["hand-written"]
-            rows.append([name, round(hand["epoch"], 2), round(gen["epoch"], 2),
-                         round(hand["epoch"] / gen["epoch"], 3), round(hand["whole"], 2),
-                         round(gen["whole"], 2), round(hand["whole"] / gen["whole"], 3)])
-            print_table(["case", "hand epoch s", "generated epoch s", "speed vs hand",
-                         "hand whole s", "generated whole s", "whole speed vs hand"], rows)
+            for stat in ("best", "median"):
+                gen, hand = result[stat]["generated"], result[stat]["hand-written"]
+                rows.append(
+                    [
+                        name,
+                        stat,
+                        round(hand["epoch"], 2),
+                        round(gen["epoch"], 2),
+                        round(hand["epoch"] / gen["epoch"], 3),
+                        round(hand["whole"], 2),
+                        round(gen["whole"], 2),
+                        round(hand["whole"] / gen["whole"], 3),
+                    ]
+                )
+            print_table(
+                [
+                    "case",
+                    "of runs",
+                    "hand epoch s",
+                    "generated epoch s",
+                    "speed vs hand",
+                    "hand whole s",
+                    "generated whole s",
+                    "whole speed vs hand",
+                ],
+                rows,
+            )
             write_json(args.json, payload)
         if "2m" in args.only:
             payload["2m"] = big = two_million(where, args.repeats)
-            print(f"2M rows ({big['file_mb']:.0f} MiB): generated / pandas read = "
-                  f"{big['ratio_median']:.2f}x (runs {[round(r, 2) for r in big['ratios']]})")
+            print(
+                f"2M rows ({big['file_mb']:.0f} MiB): generated / pandas read = "
+                f"{big['ratio_median']:.2f}x median of pairs, {big['ratio_best']:.2f}x best "
+                f"of each (pairs: {[round(r, 2) for r in big['ratios']]})"
+            )
             for who, runs in big["runs"].items():
                 print(who, [(round(r["whole"], 2), round(r["peak_mb"])) for r in runs])
     write_json(args.json, payload)
