@@ -92,7 +92,8 @@ def image():
     for i, (f, _) in enumerate(files):
         with Image.open(f) as im:
             rgb = im.convert("RGB").resize((32, 32), Image.Resampling.BILINEAR)
-        pixels[i] = torch.frombuffer(bytearray(rgb.tobytes()), dtype=torch.uint8).view(32, 32, 3).permute(2, 0, 1)
+        flat = torch.frombuffer(bytearray(rgb.tobytes()), dtype=torch.uint8)  # (32*32*3,)
+        pixels[i] = flat.view(32, 32, 3).permute(2, 0, 1)
     labels = torch.tensor([c for _, c in files])
     held = round(len(files) * 0.2)
     val, train = order[:held], order[held:]
@@ -109,7 +110,8 @@ def text():
     bundle = build_data(config.data, 42)
     def arrays(ds):
         offsets, tokens = ds.arrays.offsets, ds.arrays.tokens
-        seqs = [torch.from_numpy(tokens[offsets[r]:offsets[r + 1]].astype(np.int64)) for r in ds.rows]
+        seqs = [torch.from_numpy(tokens[offsets[r] : offsets[r + 1]].astype(np.int64))
+                for r in ds.rows]
         return seqs, ds.targets
     return arrays(bundle.train), arrays(bundle.val), bundle.spec, torch.nn.functional.cross_entropy
 
@@ -201,7 +203,7 @@ def timed_run(args: list[str], cwd: Path, env: dict[str, str]) -> dict[str, Any]
 
 def epoch_stats(run: dict[str, Any]) -> dict[str, float]:
     marks = run["marks"]
-    epoch = statistics.median(b - a for a, b in zip(marks, marks[1:]))
+    epoch = statistics.median(b - a for a, b in zip(marks, marks[1:], strict=False))
     return {"epoch": epoch, "startup": marks[0] - epoch, "whole": run["whole"]}
 
 
@@ -242,7 +244,9 @@ def two_million(where: Path, repeats: int) -> dict[str, Any]:
             for who, command in order if repeat % 2 == 0 else order[::-1]:
                 run = timed_run(command, project, env)
                 runs[who].append({"whole": run["whole"], "peak_mb": run["peak_mb"]})
-    ratios = [g["whole"] / p["whole"] for g, p in zip(runs["generated"], runs["pandas"])]
+    ratios = [
+        g["whole"] / p["whole"] for g, p in zip(runs["generated"], runs["pandas"], strict=True)
+    ]
     best = {who: min(r["whole"] for r in found) for who, found in runs.items()}
     return {
         "file_mb": data.stat().st_size / 2**20,

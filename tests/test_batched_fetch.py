@@ -16,7 +16,6 @@ import subprocess
 import sys
 from pathlib import Path
 
-import pytest
 from helpers import generate
 from test_component_kinds import write_images, write_table
 
