@@ -34,7 +34,7 @@ collate = bundle.collate_fn or default_collate
 
 def per_sample(loader):
     for indices in loader.batch_sampler:
-        yield collate([loader.dataset[i] for i in indices])
+        yield collate([loader.dataset[int(i)] for i in indices])
 
 
 def same(a, b):
@@ -54,7 +54,7 @@ for info, weights, skip in runs:
         batched, single = list(loader), list(per_sample(loader))
         assert len(batched) == len(single) > 0, (len(batched), len(single))
         assert all(same(a, b) for a, b in zip(batched, single)), loader
-print("same", val.batch_size, train.batch_size)
+print("same", val.batch_size, train.batch_sampler.batch_size)
 """
 
 
