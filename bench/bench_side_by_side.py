@@ -29,7 +29,7 @@ A second part times the 2M-row numeric CSV end to end: `train --set train.max_st
 of a tabular-classification project (read, fit, encode, one step, one validation pass
 over the 400,000 held-out rows, checkpoints) against
 `python -c "import torch, pandas; pandas.read_csv(FILE)"`, alternating, with each
-process's peak RSS (`os.wait4`).
+process's peak RSS (GNU time's %M, in MiB).
 
     PYTHONPATH=src python bench/bench_side_by_side.py --json bench/bench_side_by_side.json
 """
@@ -190,15 +190,18 @@ def write_texts(path: Path, count: int) -> Path:
 
 
 def timed_run(args: list[str], cwd: Path, env: dict[str, str]) -> dict[str, Any]:
-    """Wall time of a process, the time of each validation line, and its peak RSS."""
-    start = time.perf_counter()
-    proc = subprocess.Popen(args, cwd=cwd, env=env, stdout=subprocess.PIPE, text=True)
-    marks = [time.perf_counter() - start for line in proc.stdout if "num_samples" in line]
-    _, status, usage = os.wait4(proc.pid, 0)
-    proc.returncode = os.waitstatus_to_exitcode(status)
-    if proc.returncode != 0:
-        raise RuntimeError(f"{args} failed ({proc.returncode})")
-    return {"whole": time.perf_counter() - start, "marks": marks, "peak_mb": usage.ru_maxrss / 1024}
+    """Wall time of a process, the time of each validation line, and its peak RSS (GNU
+    time's, the child of a small process: a child forked from this one would start with
+    this process's peak, which ru_maxrss keeps across exec)."""
+    with tempfile.NamedTemporaryFile("r") as peak:
+        start = time.perf_counter()
+        command = ["/usr/bin/time", "-o", peak.name, "-f", "%M", *args]
+        proc = subprocess.Popen(command, cwd=cwd, env=env, stdout=subprocess.PIPE, text=True)
+        marks = [time.perf_counter() - start for line in proc.stdout if "num_samples" in line]
+        if proc.wait() != 0:
+            raise RuntimeError(f"{args} failed ({proc.returncode})")
+        whole = time.perf_counter() - start
+        return {"whole": whole, "marks": marks, "peak_mb": int(peak.read().split()[-1]) / 1024}
 
 
 def epoch_stats(run: dict[str, Any]) -> dict[str, float]:
