@@ -236,7 +236,7 @@ def bench_exported(package: str, checkpoint: Path, where: Path, calls: int) -> d
         numpy_batch = {n: batch[n].numpy() for n in names}
         runs = {
             "eager": lambda b=batch: model(**b),
-            "pt2": lambda b=batch: program(**b),
+            "pt2": lambda b=batch: program(*b.values()),  # positional, in forward's order
             "onnxruntime": lambda b=numpy_batch: session.run(None, b),
         }
         n = calls if size == 1 else max(calls // 8, 5)

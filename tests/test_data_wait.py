@@ -111,6 +111,42 @@ def test_auto_workers_follow_the_cores_and_the_data(project: Path) -> None:
     assert result.stdout.startswith("True"), result.stdout + result.stderr
 
 
+ADVICE = """
+import torch
+from torch.utils.data import DataLoader
+from {pkg}.data import TensorDictDataset
+from {pkg}.train import data_advice
+
+class Files(torch.utils.data.Dataset):  # read one sample at a time (not in memory)
+    def __len__(self):
+        return 4
+
+    def __getitem__(self, index):
+        return {{"inputs": torch.zeros(2), "targets": torch.tensor(0)}}
+
+tensors = TensorDictDataset(torch.zeros(4, 2), torch.zeros(4))
+print(data_advice(0.5, DataLoader(tensors), 32))
+print(data_advice(0.5, DataLoader(Files()), 32))
+print(data_advice(0.5, DataLoader(Files(), num_workers=1), 32))
+"""
+
+
+def test_data_advice_names_a_remedy_for_the_dataset_at_hand(project: Path) -> None:
+    """In memory: workers cannot help, a larger batch can; read per sample: workers (the
+    command to paste), one more worker when there are some already."""
+    result = subprocess.run(
+        [sys.executable, "-c", ADVICE.format(pkg=PKG)],
+        env=dict(os.environ, PYTHONPATH=str(project / "src")),
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    memory, files, workers = result.stdout.splitlines()[-3:]
+    assert "--set train.batch_size=128" in memory and "num_workers" not in memory, memory
+    assert "--set data.num_workers=auto" in files, files
+    assert "--set data.num_workers=2" in workers, workers
+
+
 @pytest.mark.slow
 def test_auto_workers_train_bit_identical_to_the_main_process(
     project: Path, tmp_path: Path

@@ -233,8 +233,14 @@ else:
     import torch
 
     model = torch.export.load(model_file).module()
-    with torch.no_grad():
-        outputs = model(**{k: torch.from_numpy(v) for k, v in feed.items()}).numpy()
+    named = {k: torch.from_numpy(v) for k, v in feed.items()}
+    with torch.no_grad():  # by name, in the sidecar's order, and like the model: model(x)
+        outputs = model(*[named[name] for name in info["inputs"]]).numpy()
+        if len(named) == 1:
+            assert np.array_equal(model(named["inputs"]).numpy(), outputs)
+        else:
+            assert np.array_equal(model(*named.values()).numpy(), outputs)
+    assert list(info["inputs"]) == list(feed), (list(info["inputs"]), list(feed))
 if "classes" in info:
     e = np.exp(outputs - outputs.max(axis=1, keepdims=True))
     p = e / e.sum(axis=1, keepdims=True)

@@ -326,6 +326,7 @@ def test_mid_epoch_resume_with_another_batch_size_is_refused(
         "data.name=synthetic",
     )
     assert_one_line_error(result, str(path), "global batch", "of 8, now 4")
+    assert "--set train.batch_size=8" in result.stderr, result.stderr  # the fix, to paste
 
 
 def test_state_dict_with_ddp_and_compile_prefixes_loads(
