@@ -36,5 +36,6 @@ def test_exported_program_computes_what_the_model_computes(
     model = inference.model.eval()  # as load_inference returns it
     with torch.no_grad():
         expected = model(**batch)
-    exported = torch.export.load(target).module()
-    torch.testing.assert_close(exported(**batch), expected, atol=1e-4, rtol=1e-4)
+    exported = torch.export.load(target).module()  # positional, in the sidecar's order
+    outputs = exported(*[batch[name] for name in sidecar["inputs"]])
+    torch.testing.assert_close(outputs, expected, atol=1e-4, rtol=1e-4)

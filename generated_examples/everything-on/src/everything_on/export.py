@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import inspect
 import io
 import json
 import logging
@@ -116,13 +117,23 @@ def dynamic_shapes(batch: Batch) -> dict[str, dict[int, torch.export.Dim]]:
     return {name: {0: size} for name in batch}
 
 
+def positional(model: nn.Module, batch: Batch) -> list[str]:
+    """The batch's input names in the order of the model's forward."""
+    return [name for name in inspect.signature(model.forward).parameters if name in batch]
+
+
 def export_pt2(model: nn.Module, batch: Batch, path: Path) -> Runner:
-    """torch.export with dynamic shapes, saved with torch.export.save; runs the saved file."""
+    """torch.export with dynamic shapes, saved with torch.export.save; runs the saved file.
+    The inputs are positional, in forward's order: `module()(x)`, as the torch.export docs
+    call a program (a program takes either positions or names, not both)."""
+    names = positional(model, batch)
     with traced(model):
-        program = torch.export.export(model, (), batch, dynamic_shapes=dynamic_shapes(batch))
+        program = torch.export.export(
+            model, tuple(batch[n] for n in names), dynamic_shapes=dynamic_shapes(batch)
+        )
     torch.export.save(program, path)
     loaded = torch.export.load(path).module()
-    return lambda inputs: loaded(**inputs)
+    return lambda inputs: loaded(*(inputs[n] for n in names))
 
 
 def export_onnx(model: nn.Module, batch: Batch, path: Path) -> Runner:
@@ -199,11 +210,13 @@ def describe(
         }
         for name, x in batch.items()
     }
+    order = positional(inference.model, batch)
     return {
         "file": target.name,
         "format": args.format,
         "task": inference.config.task,
-        "inputs": inputs,  # by name, in the order of the model's forward
+        "inputs": {name: inputs[name] for name in order},  # in the order of the model's forward
+        "call": CALLS[args.format],
         **outputs_of(inference),
         "preprocessing": raw.preprocessing if raw else None,  # None: trained on synthetic data
         "check": {
@@ -217,6 +230,13 @@ def describe(
         "torch_version": torch.__version__,
         "template_version": template_version(),
     }
+
+
+CALLS = {
+    "pt2": "torch.export.load(file).module()(*[inputs[name] for name in sidecar['inputs']]): "
+    "positional, in this order; module()(x) with a single input",
+    "onnx": "onnxruntime.InferenceSession(file).run(None, {name: array, ...}): by name",
+}
 
 
 def outputs_of(inference: Inference) -> dict[str, Any]:

@@ -45,10 +45,16 @@ def get_device(name: str = "auto", local_rank: int = 0) -> torch.device:
             name = "cpu"
     if name == "cuda":
         if not torch.cuda.is_available():
-            raise RuntimeError("train.device=cuda but CUDA is not available on this machine")
+            raise RuntimeError(
+                "train.device=cuda but CUDA is not available on this machine; "
+                "--set train.device=auto picks what is"
+            )
         return torch.device("cuda", local_rank)
     if name == "mps" and not torch.backends.mps.is_available():
-        raise RuntimeError("train.device=mps but MPS is not available on this machine")
+        raise RuntimeError(
+            "train.device=mps but MPS is not available on this machine; "
+            "--set train.device=auto picks what is"
+        )
     return torch.device(name)
 
 

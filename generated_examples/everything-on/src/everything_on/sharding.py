@@ -62,8 +62,8 @@ def shard_model(model: nn.Module, amp: Precision, device: torch.device) -> None:
 
     if amp.scaler.is_enabled():  # float16 on CUDA
         raise ConfigError(
-            "train.strategy=fsdp needs train.amp_dtype=bfloat16 with train.amp: the float16 "
-            "GradScaler checks for overflow in each process's shards alone"
+            "train.strategy=fsdp needs --set train.amp_dtype=bfloat16 with train.amp: the "
+            "float16 GradScaler checks for overflow in each process's shards alone"
         )
     policy = MixedPrecisionPolicy()
     if amp.enabled:

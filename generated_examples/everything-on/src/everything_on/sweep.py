@@ -278,7 +278,9 @@ class Objective:
                     stop(process)
                     print(f"trial {trial.number}: pruned at epoch {len(reported)}")
                     raise optuna.TrialPruned()
-            if running and self.signals.received:
+            # the scheduler may signal the trial's process too (scancel, a time limit):
+            # ended by it, the trial is continued as well, not recorded as failed
+            if self.signals.received and (running or process.returncode):
                 stop(process)  # it saves last.pt
                 trial.set_user_attr("interrupted", self.signals.received.name)
                 continue_later(trial.study, trial)

@@ -107,7 +107,7 @@ def init_from(model: nn.Module, path: str | Path, strict: bool = False) -> InitR
     if strict and report.mismatches():
         raise CheckpointError(
             f"{path} does not fit the model exactly ({report.mismatches()}); "
-            "model.init_strict=false loads what fits"
+            "--set model.init_strict=false loads what fits"
         )
     with torch.no_grad():
         for name in report.loaded:

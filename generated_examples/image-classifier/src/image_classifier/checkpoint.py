@@ -286,7 +286,7 @@ def restore_training(
     world_size: int = 1,
 ) -> TrainState:
     """Load every state into the live objects; returns where training was."""
-    check_global_batch(checkpoint, path, config["train"]["batch_size"] * world_size)
+    check_global_batch(checkpoint, path, config["train"]["batch_size"], world_size)
     load_model_state(model, checkpoint, path, config)
     try:
         optimizer.load_state_dict(checkpoint["optimizer_state_dict"])
@@ -304,16 +304,25 @@ def restore_training(
     return state
 
 
-def check_global_batch(checkpoint: dict[str, Any], path: str | Path, global_batch: int) -> None:
+def check_global_batch(
+    checkpoint: dict[str, Any], path: str | Path, batch_size: int, world_size: int
+) -> None:
     """Mid-epoch, the remaining batches are exact only for the same batch_size x processes
-    (2 processes x 8 may continue as 1 x 16); anything else would repeat or skip samples."""
-    batch_size = checkpoint["config"].get("train", {}).get("batch_size", 0)
-    saved = batch_size * checkpoint.get("world_size", 1)
-    if checkpoint.get("batch_in_epoch", 0) and batch_size and saved != global_batch:
-        raise CheckpointError(
-            f"{path}: saved mid-epoch with a global batch (train.batch_size x processes) of "
-            f"{saved}, now {global_batch}; keep it, or resume from an epoch-end checkpoint"
-        )
+    (2 processes x 8 may continue as 1 x 16); anything else would repeat or skip samples.
+    The refusal names the train.batch_size that keeps it with this many processes."""
+    saved_batch = checkpoint["config"].get("train", {}).get("batch_size", 0)
+    saved = saved_batch * checkpoint.get("world_size", 1)
+    mid_epoch = checkpoint.get("batch_in_epoch", 0) and saved_batch
+    if not mid_epoch or saved == batch_size * world_size:
+        return
+    if saved % world_size == 0:
+        fix = f"keep it with --set train.batch_size={saved // world_size}"
+    else:
+        fix = f"keep it with a number of processes that divides {saved}"
+    raise CheckpointError(
+        f"{path}: saved mid-epoch with a global batch (train.batch_size x processes) of "
+        f"{saved}, now {batch_size * world_size}; {fix}, or resume from an epoch-end checkpoint"
+    )
 
 
 def resolve_resume(

@@ -26,7 +26,7 @@ from torch.utils.data import DataLoader
 
 from . import checkpoint as ckpt
 from .config import Config, config_from_dict, load_config, to_toml
-from .data import DataBundle, EpochOrder, build_data, build_loaders
+from .data import DataBundle, EpochOrder, build_data, build_loaders, in_memory, worker_count
 from .engine import evaluate, forward_backward, no_sync, optimizer_step, to_device
 from .models import build_model, unwrap
 from .monitor import LossSummary, Monitor, format_metrics
@@ -36,6 +36,7 @@ from .stopping import StopSignals, improves
 from .tasks import DataSpec, Task, get_task
 
 DATA_BOUND = 0.2  # a larger share of step time waiting for batches: data is the bottleneck
+ADVICE_STEPS = 10  # fewer steps measure the loader's start (its first batch), not its pace
 
 
 class NonFiniteLossError(RuntimeError):
@@ -169,8 +170,9 @@ def train(run: Run, monitor: Monitor) -> dict[str, Any]:
             where = f"epoch {state.epoch}/{cfg.epochs}, step {state.step}"
             print(f"nothing left to train ({where}); {format_metrics(result)}")
     # (a run stopped by a signal ends with how to continue it, not with advice)
-    if run.info.is_main and not stopped_by and monitor.data_wait_share() > DATA_BOUND:
-        print(data_advice(monitor.data_wait_share(), run.train_loader.num_workers))
+    waited = state.step >= ADVICE_STEPS and monitor.data_wait_share() > DATA_BOUND
+    if run.info.is_main and not stopped_by and waited:
+        print(data_advice(monitor.data_wait_share(), run.train_loader, cfg.batch_size))
     monitor.close(interrupted=stopped_by is not None)
     return {**result, "step": state.step, "epoch": state.epoch, "stopped_by": stopped_by}
 
@@ -237,14 +239,21 @@ def prepare_model(
     return model
 
 
-def data_advice(share: float, num_workers: int) -> str:
-    """One line for a run whose steps waited for data: what to change."""
+def data_advice(share: float, loader: DataLoader, batch_size: int) -> str:
+    """One line for a run whose steps waited for data: a change that helps this dataset."""
     waited = f"data: the training steps spent {share:.0%} of their time waiting for batches"
-    if num_workers == 0:
-        return f"{waited}; load them in parallel: data.num_workers=auto (or a number)"
+    if in_memory(loader.dataset):  # workers would only copy tensors already in memory
+        return (
+            f"{waited}, each fetched from memory at once, so the steps are short: give each "
+            f"more work, e.g. --set train.batch_size={batch_size * 4}"
+        )
+    if loader.num_workers == 0 and worker_count("auto", loader.dataset) > 0:
+        return f"{waited}; load them in parallel: --set data.num_workers=auto (or a number)"
+    if loader.num_workers == 0:
+        return f"{waited}; no loader workers can run here (cores, processes): make samples cheaper"
     return (
-        f"{waited} with data.num_workers={num_workers}; raise it while cores are idle, "
-        "else make each sample cheaper to load"
+        f"{waited} with data.num_workers={loader.num_workers}; raise it while cores are idle "
+        f"(--set data.num_workers={loader.num_workers + 1}), else make each sample cheaper"
     )
 
 
@@ -258,7 +267,7 @@ def check_finite(summary: LossSummary | None, run: Run) -> None:
     if run.precision.scaler.is_enabled():
         message += "; the GradScaler skipped that step"
     elif run.config.train.on_nonfinite == "stop":
-        raise NonFiniteLossError(message + "; stopping (train.on_nonfinite=warn continues)")
+        raise NonFiniteLossError(message + "; stopping (--set train.on_nonfinite=warn continues)")
     if run.info.is_main:
         print(f"warning: {message}", file=sys.stderr)
 

@@ -77,6 +77,9 @@ class TrainConfig:
     epochs: int = option(10, "passes over the training set", low=1)
     max_steps: int = option(0, "stop after this many optimizer steps when > 0", low=0)
     batch_size: int = option(32, "samples per process and batch", low=1)
+    eval_batch_size: int = option(
+        0, "validation/test batch; 0: auto (up to 64x batch_size for data in memory)", low=0
+    )
     lr: float = option(0.001, "peak learning rate", low=0.0)
     optimizer: str = option("adamw", "the optimizer", choices=("adamw", "adam", "sgd"))
     weight_decay: float = option(0.01, "weight decay (decoupled for adamw)", low=0.0)
@@ -337,7 +340,10 @@ def _validate(config: Config) -> None:
     if config.train.lr <= 0:
         raise ConfigError(f"train.lr must be a positive number; got {config.train.lr}")
     if config.train.nesterov and (config.train.optimizer != "sgd" or config.train.momentum <= 0):
-        raise ConfigError("train.nesterov needs train.optimizer=sgd and train.momentum > 0")
+        raise ConfigError(
+            "train.nesterov needs train.optimizer=sgd and train.momentum > 0: "
+            "--set train.optimizer=sgd --set train.momentum=0.9, or --set train.nesterov=false"
+        )
 
 
 def _toml_value(value: Any) -> str:

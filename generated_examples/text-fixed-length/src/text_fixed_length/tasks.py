@@ -48,7 +48,7 @@ class Classification:
         if self.monitor not in ("loss", *task.metrics):
             raise ConfigError(
                 f"train.monitor={self.monitor} is not reported for {spec.num_outputs} classes; "
-                f"choose one of loss, {', '.join(task.metrics)}"
+                f"choose one of loss, {', '.join(task.metrics)}: --set train.monitor=loss"
             )
         return task
 

@@ -36,6 +36,7 @@ from __future__ import annotations
 import hashlib
 import os
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -47,7 +48,7 @@ from torch.utils.data import DataLoader, Dataset
 
 from ..config import ConfigError, option
 from ..tasks import DataSpec
-from . import DataBundle, hold_out, note, worker_count
+from . import Batch, DataBundle, hold_out, note, worker_count
 from ._augment import EpochSeeds, augment
 from ._inputs import RawInputs, image_files, to_rgb
 from ._synthetic import SyntheticOptions, make_splits
@@ -109,7 +110,7 @@ def decode(path: Path, size: int, max_pixels: int) -> torch.Tensor:
     except Image.DecompressionBombError:
         raise ConfigError(
             f"image {path} has more pixels than data.max_image_pixels ({max_pixels}); "
-            "raise it if you trust the file"
+            "if you trust the file, raise it (--set data.max_image_pixels=N)"
         ) from None
     except (OSError, UnidentifiedImageError, SyntaxError, ValueError) as exc:
         raise ConfigError(f"cannot read image {path}: {exc}") from None
@@ -229,8 +230,8 @@ class ImageCache:
             os.replace(partial, self.path)
         except OSError as exc:
             raise ConfigError(
-                f"cannot write the image cache {self.path}: {exc.strerror or exc} (set "
-                "data.cache_dir to another folder, or data.cache=memory or none)"
+                f"cannot write the image cache {self.path}: {exc.strerror or exc} "
+                "(--set data.cache_dir=ANOTHER_FOLDER, or --set data.cache=memory)"
             ) from None
         finally:
             partial.unlink(missing_ok=True)
@@ -321,6 +322,23 @@ class ImageFolder(Dataset):
             image = augment(image, self.augmentation, self.flip, self.seeds.generator(index))
         return {"inputs": (image - self.mean) / self.std, "targets": torch.tensor(label)}
 
+    @property
+    def held_in_memory(self) -> bool:
+        """Whether a sample is a slice of the decoded images and nothing more (data.cache
+        memory or disk, no augmentation): loader workers would only copy them."""
+        return self.cache is not None and self.cache.kind != "none" and self.augmentation == "none"
+
+    def __getitems__(self, indices: list[int] | torch.Tensor) -> Sequence[Any]:
+        """A batch from the cache in one index operation, as __getitem__ would give each
+        image; one image at a time without a filled cache, or with augmentation (drawn
+        per image)."""
+        if self.cache is None or self.augmentation != "none" or self.cache.get(0) is None:
+            return [self[i] for i in indices]
+        rows = torch.as_tensor(indices, dtype=torch.long) + self.offset  # (B,)
+        images = self.cache.pixels[rows].float() / 255.0  # (B, 3, S, S)
+        targets = torch.tensor([self.targets[i] for i in indices])  # (B,)
+        return Batch({"inputs": (images - self.mean) / self.std, "targets": targets})
+
 
 def visible(path: Path, base: Path) -> bool:
     """Not hidden: no part of the path below `base` starts with "." (.DS_Store, ._x.jpg)."""
@@ -375,7 +393,10 @@ def problem(path: Path, max_pixels: int) -> str | None:
             with Image.open(handle) as image:
                 width, height = image.size
                 if width * height > max_pixels:
-                    return f"{width}x{height} pixels, over data.max_image_pixels ({max_pixels})"
+                    return (
+                        f"{width}x{height} pixels, over data.max_image_pixels ({max_pixels}); "
+                        f"if you trust it: --set data.max_image_pixels={width * height}"
+                    )
                 if not file_ends_whole(head, tail, size, image.format):
                     image.load()  # raises on truncated data
     except UnidentifiedImageError:
@@ -396,15 +417,15 @@ def drop_bad_files(splits: list[dict[str, list[Path]]], cfg: Options) -> None:
     if not cfg.skip_bad_files and len(bad) == 1:
         ((path, reason),) = bad.items()
         raise ConfigError(
-            f"image file {path} cannot be used: {reason} (fix or remove it, or set "
-            "data.skip_bad_files=true to leave it out)"
+            f"image file {path} cannot be used: {reason} (fix or remove it, or leave it "
+            "out with --set data.skip_bad_files=true)"
         )
     if not cfg.skip_bad_files:
         lines = [f"\n  {path.relative_to(root)}: {reason}" for path, reason in bad.items()]
         more = f"\n  ... and {len(bad) - MAX_LISTED} more" if len(bad) > MAX_LISTED else ""
         raise ConfigError(
             f"{len(bad)} of {len(files)} image files in {root} cannot be used (fix or remove "
-            "them, or set data.skip_bad_files=true to leave them out):"
+            "them, or leave them out with --set data.skip_bad_files=true):"
             + "".join(lines[:MAX_LISTED])
             + more
         )

@@ -11,7 +11,7 @@ both.
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 import torch
@@ -25,8 +25,43 @@ from . import DataBundle, ResumableSampler
 PAD_INDEX = 0
 
 
+class Sequences(Sequence):
+    """A batch of token sequences fetched at once (TokenDataset.__getitems__): every
+    sample's ids one after another, (sum of lengths,), with the lengths (B,) and targets
+    (B,). `pad_collate` pads it in one operation; to any other collate function it is the
+    usual list of sample dicts."""
+
+    def __init__(self, tokens: torch.Tensor, lengths: torch.Tensor, targets: torch.Tensor) -> None:
+        self.tokens, self.lengths, self.targets = tokens, lengths, targets
+        self.begins = torch.cumsum(lengths, 0) - lengths  # (B,) where each sample's ids begin
+
+    def __len__(self) -> int:
+        return len(self.lengths)
+
+    def __getitem__(self, index: int) -> dict[str, torch.Tensor]:  # type: ignore[override]
+        if not -len(self) <= index < len(self):
+            raise IndexError(index)
+        start = int(self.begins[index])
+        tokens = self.tokens[start : start + int(self.lengths[index])]  # (T,)
+        return {"inputs": tokens, "targets": self.targets[index]}
+
+    def padded(self, length: int | None, pad_index: int) -> dict[str, torch.Tensor]:
+        """What pad_collate makes of the samples, without a tensor per sample."""
+        width = int(self.lengths.max()) if length is None else length
+        positions = torch.arange(width)  # (T,)
+        padding_mask = positions[None, :] >= self.lengths[:, None]  # (B, T)
+        inputs = torch.full(padding_mask.shape, pad_index, dtype=self.tokens.dtype)  # (B, T)
+        inputs[~padding_mask] = self.tokens  # row by row, in order
+        return {
+            "inputs": inputs,
+            "lengths": self.lengths,
+            "padding_mask": padding_mask,
+            "targets": self.targets,
+        }
+
+
 def pad_collate(
-    batch: list[dict[str, torch.Tensor]], length: int | None = None, pad_index: int = PAD_INDEX
+    batch: Sequence[dict[str, torch.Tensor]], length: int | None = None, pad_index: int = PAD_INDEX
 ) -> dict[str, torch.Tensor]:
     """Pad 1-D token tensors to the longest in the batch (or to `length`), with lengths and
     a padding mask; samples without targets (predict's) give a batch without them.
@@ -41,8 +76,11 @@ def pad_collate(
                                  [False, True,  True ]]),         # (B, T), True = padding
          "targets":      tensor([1, 0])}                          # (B,)
     The mask follows PyTorch's `src_key_padding_mask` convention (True marks padding).
-    `pad_index` fills the padding (a Hugging Face tokenizer's pad token, say).
+    `pad_index` fills the padding (a Hugging Face tokenizer's pad token, say). A batch
+    fetched at once (`Sequences`) is padded in one operation, to the same tensors.
     """
+    if isinstance(batch, Sequences) and (length is None or int(batch.lengths.max()) <= length):
+        return batch.padded(length, pad_index)
     sequences = [item["inputs"] for item in batch]
     inputs = pad_sequence(sequences, batch_first=True, padding_value=pad_index)  # (B, T)
     if length is not None:

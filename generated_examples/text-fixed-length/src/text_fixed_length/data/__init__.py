@@ -10,7 +10,7 @@ from __future__ import annotations
 import multiprocessing
 import os
 import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
@@ -22,6 +22,7 @@ from torch.utils.data import (
     DistributedSampler,
     IterableDataset,
     Sampler,
+    default_collate,
 )
 
 from ..config import Config, ConfigError, DataConfig, component
@@ -67,6 +68,8 @@ class DataBundle:
 class TensorDictDataset(Dataset):
     """Samples {"inputs": ..., "targets": ...} from tensors (or lists of tensors) by index."""
 
+    held_in_memory = True  # see in_memory
+
     def __init__(self, inputs: torch.Tensor | list[torch.Tensor], targets: torch.Tensor) -> None:
         self.inputs, self.targets = inputs, targets
 
@@ -75,6 +78,35 @@ class TensorDictDataset(Dataset):
 
     def __getitem__(self, index: int) -> dict[str, torch.Tensor]:
         return {"inputs": self.inputs[index], "targets": self.targets[index]}
+
+    def __getitems__(self, indices: list[int] | torch.Tensor) -> Sequence[Any]:
+        """A batch's samples in one index operation per tensor (the DataLoader calls this
+        instead of __getitem__ once a sample); a list of tensors is read one by one."""
+        if not isinstance(self.inputs, torch.Tensor):
+            return [self[i] for i in indices]
+        rows = torch.as_tensor(indices, dtype=torch.long)  # (B,)
+        return Batch({"inputs": self.inputs[rows], "targets": self.targets[rows]})
+
+
+class Batch(Sequence):
+    """Samples fetched together, already stacked: `collate` returns the tensors as they are;
+    any other collate function sees the usual list of sample dicts."""
+
+    def __init__(self, tensors: dict[str, torch.Tensor]) -> None:
+        self.tensors = tensors
+
+    def __len__(self) -> int:
+        return len(next(iter(self.tensors.values())))
+
+    def __getitem__(self, index: int) -> dict[str, torch.Tensor]:  # type: ignore[override]
+        if not -len(self) <= index < len(self):
+            raise IndexError(index)
+        return {key: value[index] for key, value in self.tensors.items()}
+
+
+def collate(samples: Sequence[Any]) -> Any:
+    """The default collation, skipped for a Batch (its samples are stacked already)."""
+    return samples.tensors if isinstance(samples, Batch) else default_collate(samples)
 
 
 def build_data(cfg: DataConfig, seed: int, state: dict[str, Any] | None = None) -> DataBundle:
@@ -162,6 +194,22 @@ class ResumableSampler(Sampler[int]):
         return len(self.inner) - self.skip
 
 
+class TensorBatches(Sampler[torch.Tensor]):
+    """The batches of a ResumableSampler's order as index tensors (remainder dropped), for
+    a split held in memory: its __getitems__ takes each slice as it is, with no Python int
+    per sample. The same batches as a BatchSampler over the sampler, also when resumed."""
+
+    def __init__(self, sampler: ResumableSampler, batch_size: int) -> None:
+        self.sampler, self.batch_size = sampler, batch_size
+
+    def __iter__(self) -> Iterator[torch.Tensor]:
+        mine = self.sampler._indices()[self.sampler.skip :]  # (num_samples - skip,)
+        return iter(mine[: len(self) * self.batch_size].split(self.batch_size))
+
+    def __len__(self) -> int:
+        return len(self.sampler) // self.batch_size
+
+
 @runtime_checkable
 class EpochOrder(Protocol):
     """What the loop calls at each epoch start: where the epoch's samples begin."""
@@ -208,9 +256,10 @@ def build_loaders(
     sampler = ResumableSampler(bundle.train, info, config.train.seed, sample_weights)
     batch_size = config.train.batch_size
     if len(sampler.inner) < batch_size:
+        fits = f": --set train.batch_size={len(sampler.inner)}" if len(sampler.inner) else ""
         raise ConfigError(
             f"the training split has {len(bundle.train)} samples, fewer than one batch of "
-            f"{batch_size} per process; lower train.batch_size"
+            f"{batch_size} per process; lower train.batch_size{fits}"
         )
     if len(bundle.val) == 0:
         raise ConfigError("the validation split is empty: give it samples (or a larger data set)")
@@ -218,10 +267,12 @@ def build_loaders(
     if config.data.num_workers == "auto":
         note(f"{workers} loader worker process(es) per training process (data.num_workers=auto)")
     common = loader_options(workers, device, config.train.seed)
-    common["collate_fn"] = bundle.collate_fn
+    common["collate_fn"] = bundle.collate_fn or collate
     if bundle.batch_sampler is not None:
         batches = bundle.batch_sampler(sampler, batch_size)
         train = DataLoader(bundle.train, batch_sampler=batches, **common)
+    elif in_memory(bundle.train):
+        train = DataLoader(bundle.train, batch_sampler=TensorBatches(sampler, batch_size), **common)
     else:
         train = DataLoader(bundle.train, batch_size, sampler=sampler, drop_last=True, **common)
     return train, eval_loader(bundle, bundle.val, config, info, device), sampler
@@ -236,20 +287,50 @@ def eval_loader(
     workers = worker_count(config.data.num_workers, split)
     common = loader_options(workers, device, config.train.seed)
     sampler = ShardSampler(split, info)
+    batch_size = eval_batch_size(config, split)
     return DataLoader(
-        split, config.train.batch_size, sampler=sampler, collate_fn=bundle.collate_fn, **common
+        split, batch_size, sampler=sampler, collate_fn=bundle.collate_fn or collate, **common
     )
 
 
+EVAL_BATCH_BYTES = 16 * 2**20  # auto: the inputs of an evaluation batch, at most
+EVAL_BATCH_MULTIPLE = 64  # auto: and at most this many training batches' samples
+
+
+def eval_batch_size(config: Config, split: Dataset) -> int:
+    """train.eval_batch_size, or with 0 (auto), for a split held in memory: train.batch_size
+    times the largest power of two up to 64 whose inputs take at most 16 MiB (2048 rows of
+    a table, 1024 images of 32x32; a forward without gradients keeps far fewer activations
+    than a training step, and fewer, larger batches are the same work in less time);
+    train.batch_size for other splits (decoding, not batching, is their cost)."""
+    size = config.train.batch_size
+    if config.train.eval_batch_size > 0:
+        return config.train.eval_batch_size
+    if not in_memory(split) or len(split) <= size:
+        return size
+    sample = split[0]["inputs"]
+    multiple = EVAL_BATCH_MULTIPLE
+    while multiple > 1 and multiple * size * sample.nbytes > EVAL_BATCH_BYTES:
+        multiple //= 2
+    return size * multiple
+
+
+def in_memory(dataset: Dataset) -> bool:
+    """Whether a split's samples are slices of data held in memory (tensors, token arrays,
+    decoded images), fetched a batch at a time: its `held_in_memory` says so (having
+    __getitems__ is not enough: torch's Subset has one whatever it wraps)."""
+    return bool(getattr(dataset, "held_in_memory", False))
+
+
 def worker_count(setting: int | str, dataset: Dataset) -> int:
-    """data.num_workers as a number. "auto": none for tensors already in memory (workers
-    would only copy them) or where worker processes cannot start; else one per core this
+    """data.num_workers as a number. "auto": none for data already in memory (`in_memory`:
+    workers would only copy it) or where worker processes cannot start; else one per core this
     process may use, less one for the main process (the cores are shared by the processes
     torchrun started on this machine). The count never changes the batches: samples are
     read by index, and augmentation draws from (seed, epoch, index)."""
     if setting != "auto":
         return int(setting)
-    if isinstance(dataset, TensorDictDataset) or not workers_can_start():
+    if in_memory(dataset) or not workers_can_start():
         return 0
     usable = os.sched_getaffinity(0) if hasattr(os, "sched_getaffinity") else None
     cores = len(usable) if usable else os.cpu_count() or 1

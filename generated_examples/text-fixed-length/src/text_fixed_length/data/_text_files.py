@@ -44,7 +44,7 @@ from torch.utils.data import Dataset
 from ..config import ConfigError
 from . import hold_out, note
 from ._inputs import RawInputs, texts
-from ._sequences import pad_collate
+from ._sequences import Sequences, pad_collate
 
 Rows = list[tuple[str, str]]  # (text, label) pairs
 UNK_INDEX = 1
@@ -238,6 +238,8 @@ class TokenDataset(Dataset):
     """Samples {"inputs": (T,) int64 token ids, "targets": class index} sliced from
     TokenArrays; `rows` picks the split's rows, in its order."""
 
+    held_in_memory = True  # memory-mapped token arrays: a batch is one gather (data.in_memory)
+
     def __init__(self, arrays: TokenArrays, rows: np.ndarray | None = None) -> None:
         self.arrays = arrays
         self.rows = np.arange(len(arrays.labels)) if rows is None else rows
@@ -251,6 +253,19 @@ class TokenDataset(Dataset):
         start, end = self.arrays.offsets[row], self.arrays.offsets[row + 1]
         tokens = self.arrays.tokens[start:end].astype(np.int64)  # (T,), a copy
         return {"inputs": torch.from_numpy(tokens), "targets": self.targets[index]}
+
+    def __getitems__(self, indices: list[int] | torch.Tensor) -> Sequences:
+        """A batch's samples in one gather from the token array (the DataLoader calls this
+        instead of __getitem__ once a sample): their ids one after another."""
+        rows = self.rows[np.asarray(indices, dtype=np.int64)]  # (B,)
+        starts = self.arrays.offsets[rows]  # (B,)
+        lengths = self.arrays.offsets[rows + 1] - starts  # (B,)
+        # position k of the batch's ids: its sample's start + (k - where that sample begins)
+        begins = np.cumsum(lengths) - lengths  # (B,)
+        where = np.arange(int(lengths.sum())) + np.repeat(starts - begins, lengths)  # (L,)
+        tokens = torch.from_numpy(self.arrays.tokens[where].astype(np.int64))  # (L,)
+        targets = self.targets[torch.as_tensor(indices, dtype=torch.long)]  # (B,)
+        return Sequences(tokens, torch.from_numpy(lengths.astype(np.int64)), targets)
 
     def lengths(self) -> list[int]:
         """Every sample's length, from the offsets alone (for length bucketing)."""
