@@ -180,3 +180,31 @@ def kill_tree_once(proc: subprocess.Popen, path: Path, timeout: float = 300) -> 
             with contextlib.suppress(ProcessLookupError):
                 os.kill(pid, signal.SIGKILL)
         proc.wait()
+
+
+# The cnn whose 5th training forward pass returns NaN (train.on_nonfinite); tests write
+# it into a project as models/nanmodel.py.
+NAN_MODEL = """
+import torch
+
+from . import cnn
+from .cnn import Options
+
+
+class NaNAt5(torch.nn.Module):
+    def __init__(self, inner):
+        super().__init__()
+        self.inner, self.calls = inner, 0
+
+    def forward(self, inputs):
+        out = self.inner(inputs)
+        if self.training:
+            self.calls += 1
+            if self.calls == 5:
+                out = out * float("nan")
+        return out
+
+
+def build(cfg, spec):
+    return NaNAt5(cnn.build(cfg, spec))
+"""

@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 import torch
-from helpers import SLOW_DATASET, generate
+from helpers import NAN_MODEL, SLOW_DATASET, generate
 from PIL import Image
 
 from ptgen.components import add_component
@@ -36,33 +36,6 @@ BASE = [
     "--set", "train.checkpoint_every=3",
     "--set", "train.log_every=4",
 ]  # fmt: skip
-
-# The cnn whose 5th training forward pass returns NaN (for the non-finite guard).
-NAN_MODEL = """
-import torch
-
-from . import cnn
-from .cnn import Options
-
-
-class NaNAt5(torch.nn.Module):
-    def __init__(self, inner):
-        super().__init__()
-        self.inner, self.calls = inner, 0
-
-    def forward(self, inputs):
-        out = self.inner(inputs)
-        if self.training:
-            self.calls += 1
-            if self.calls == 5:
-                out = out * float("nan")
-        return out
-
-
-def build(cfg, spec):
-    return NaNAt5(cnn.build(cfg, spec))
-"""
-
 
 # The image-folder kind with its training split fetched slowly (slowsynthetic's wrapper,
 # which passes `set_epoch` on, so the augmentation follows the epoch).

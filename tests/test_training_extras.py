@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 import torch
-from helpers import SLOW_DATASET, generate, tree_snapshot
+from helpers import NAN_MODEL, SLOW_DATASET, generate, tree_snapshot
 from typer.testing import CliRunner
 
 from ptgen import git
@@ -39,28 +39,6 @@ BASE = [
     "train.log_every=4",
     f"train.max_steps={STEPS}",
 ]
-# The cnn whose 5th training forward pass returns NaN: training raises (train.on_nonfinite)
-NAN_MODEL = """
-import torch
-
-from . import cnn
-from .cnn import Options
-
-
-class NaNAt5(torch.nn.Module):
-    def __init__(self, inner):
-        super().__init__()
-        self.inner, self.calls = inner, 0
-
-    def forward(self, inputs):
-        out = self.inner(inputs)
-        self.calls += self.training
-        return out * float("nan") if self.calls == 5 else out
-
-
-def build(cfg, spec):
-    return NaNAt5(cnn.build(cfg, spec))
-"""
 
 
 @pytest.fixture(scope="module")
