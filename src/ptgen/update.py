@@ -116,11 +116,8 @@ def update_project(
 ) -> UpdateReport:
     """Update `project_dir` to template `to_version` (default: newest); see the module doc."""
     project_dir = project_dir.resolve()
-    answers = read_answers(project_dir, ("_commit", "_src_path"))
+    answers, ref = _checked_project(project_dir, to_version)
     recorded = str(answers["_commit"])
-    require_clean_repo(project_dir)
-    ref = resolve_template(to_version)
-    _require_same_source(str(answers["_src_path"]), ref)
     versions = (project_dir, recorded.removeprefix("v"), ref.version, dry_run)
     if _recorded_commit(ref, recorded) == _commit_of(ref, ref.vcs_ref):
         return UpdateReport(*versions)
@@ -135,15 +132,24 @@ def reanswer(project_dir: Path, data: dict[str, Any], dry_run: bool = False) -> 
     """Re-render the project's own template version with some answers changed (`data`,
     e.g. its features) and merge the difference into it, as an update does."""
     project_dir = project_dir.resolve()
-    answers = read_answers(project_dir, ("_commit", "_src_path"))
+    answers, ref = _checked_project(project_dir)
     recorded = str(answers["_commit"])
-    require_clean_repo(project_dir)
-    ref = resolve_template()
-    _require_same_source(str(answers["_src_path"]), ref)
     _recorded_commit(ref, recorded)  # the cache must hold the project's version
     version = recorded.removeprefix("v")
     changes = _run_in(project_dir, recorded, {**_task_answers(answers), **data}, dry_run)
     return UpdateReport(project_dir, version, version, dry_run, **changes)
+
+
+def _checked_project(
+    project_dir: Path, version: str | None = None
+) -> tuple[dict[str, Any], TemplateRef]:
+    """The project's answers and the template at `version`, once the project is a clean
+    git tree made from ptgen's template cache; otherwise the error that says why not."""
+    answers = read_answers(project_dir, ("_commit", "_src_path"))
+    require_clean_repo(project_dir)
+    ref = resolve_template(version)
+    _require_same_source(str(answers["_src_path"]), ref)
+    return answers, ref
 
 
 def _task_answers(answers: dict[str, Any]) -> dict[str, Any]:
