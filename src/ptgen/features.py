@@ -117,7 +117,8 @@ def _check_change(current: list[str], add: list[str], remove: list[str]) -> None
     both = set(add) & set(remove)
     if both:
         raise PtgenError(f"feature {sorted(both)[0]!r} cannot be both added and removed")
-    brought = [name for name in remove if features()[name].kinds_only and name in current]
+    known = features()
+    brought = [name for name in remove if known[name].kinds_only and name in current]
     if brought:
         raise PtgenError(
             f"feature {brought[0]!r} is brought by dataset kinds and used by their modules; "
@@ -148,6 +149,7 @@ class FeatureChange:
         verb = "Would change" if self.dry_run else "Changed"
         change = ", ".join([*(f"+{n}" for n in added), *(f"-{n}" for n in removed)])
         rows = self.report.lines()[1:]  # the file list and advice of the update
-        extras = [features()[n].extra for n in added if features()[n].extra]
+        known = features()
+        extras = [known[n].extra for n in added if known[n].extra]
         hint = [f"Install what it needs: pip install -e '.[{','.join(extras)}]'"] if extras else []
         return [f"{verb} the features of {self.project.name}: {change}", *rows, *hint]
