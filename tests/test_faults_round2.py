@@ -6,10 +6,13 @@ at once. Real generated projects, really trained; one project per kind (module f
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
 
 import pytest
-from helpers import generate, run_in_project
+import tomllib
+import torch
+from helpers import generate, run_in_project, train_errors
 
 TEXT_PKG = "wordy"
 
@@ -71,3 +74,41 @@ def test_text_predict_reads_the_columns_and_lines_training_reads(text_run) -> No
     expected = [(r["row"], r["top_k"]) for r in by_file[inputs[0]]]  # the texts alone
     for path in inputs[1:]:  # the review column, not the labels, of every file
         assert [(r["row"], r["top_k"]) for r in by_file[path]] == expected, path
+
+
+@pytest.mark.slow
+def test_resume_with_changed_settings_refuses_or_applies_and_says_so(
+    text_run, tmp_path: Path
+) -> None:
+    project, checkpoint, where = text_run
+    out = tmp_path / "run"
+    shutil.copytree(checkpoint.parent, out)
+    saved = torch.load(out / "last.pt", weights_only=True)["config"]
+    last, recorded = (out / "last.pt").read_bytes(), (out / "config.toml").read_text()
+    same = f"train.resume=auto data.root={where / 'reviews.csv'} data.target=label"
+    same += " train.batch_size=8"
+    changes = {
+        "train.lr": "0.5",  # the restored schedule went on with the old one
+        "train.scheduler": "constant",
+        "data.val_fraction": "0.5",  # would move validation rows into training
+        "train.seed": "7",
+        "train.optimizer": "sgd",  # was KeyError: 'momentum'
+    }
+    said = train_errors(project, TEXT_PKG, out, *(f"{same} {k}={v}" for k, v in changes.items()))
+    for message, key in zip(said, changes, strict=True):
+        section, name = key.split(".")
+        assert f"--set {key}={saved[section][name]}" in message, message  # the fix to paste
+        assert "train.out_dir" in message  # or a new run
+    assert (out / "last.pt").read_bytes() == last and (out / "config.toml").read_text() == recorded
+    sets = [
+        arg for s in f"{same} train.max_steps=6 train.epochs=20".split() for arg in ("--set", s)
+    ]
+    result = run_in_project(
+        project, "-m", TEXT_PKG, "train", "--set", f"train.out_dir={out}", *sets
+    )
+    assert result.returncode == 0, result.stderr
+    assert "resuming with changed settings, applied: train.epochs: 10 -> 20" in result.stdout
+    assert "train.max_steps: 4 -> 6" in result.stdout and "cosine schedule spans" in result.stdout
+    config = tomllib.loads((out / "config.toml").read_text())["train"]
+    assert (config["max_steps"], config["epochs"], config["lr"]) == (6, 20, saved["train"]["lr"])
+    assert torch.load(out / "last.pt", weights_only=True)["step"] == 6
