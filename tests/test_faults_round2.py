@@ -6,7 +6,12 @@ at once. Real generated projects, really trained; one project per kind (module f
 from __future__ import annotations
 
 import json
+import os
 import shutil
+import signal
+import subprocess
+import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -112,3 +117,77 @@ def test_resume_with_changed_settings_refuses_or_applies_and_says_so(
     config = tomllib.loads((out / "config.toml").read_text())["train"]
     assert (config["max_steps"], config["epochs"], config["lr"]) == (6, 20, saved["train"]["lr"])
     assert torch.load(out / "last.pt", weights_only=True)["step"] == 6
+
+
+# Validation samples fetched slowly (each one noted in $EVAL_LOG): a signal lands mid-evaluation.
+SLOW_VALIDATION = """
+import os
+import time
+
+from . import DataBundle
+from ._synthetic import SyntheticOptions as Options, make_splits
+
+
+class Slow:
+    def __init__(self, dataset):
+        self.dataset = dataset
+
+    def __len__(self):
+        return len(self.dataset)
+
+    def __getitem__(self, index):
+        with open(os.environ.get("EVAL_LOG", os.devnull), "a") as log:
+            log.write(f"{index}\\n")
+        time.sleep(0.03)
+        return self.dataset[index]
+
+
+def build(cfg, seed, state=None) -> DataBundle:
+    train, val, spec = make_splits(cfg, seed)
+    return DataBundle(train, Slow(val), spec)
+"""
+
+
+@pytest.mark.slow
+def test_sigterm_during_evaluation_stops_after_its_batch_without_another_step(
+    tmp_path: Path,
+) -> None:
+    project = generate(tmp_path, "evalstop")
+    (project / "src" / "evalstop" / "data" / "slowval.py").write_text(SLOW_VALIDATION)
+    log, out = tmp_path / "eval.log", tmp_path / "run"
+    sets = ["data.name=slowval", "data.num_samples=384", "data.image_size=16", "train.epochs=2"]
+    sets += ["train.batch_size=32", "train.eval_batch_size=4", f"train.out_dir={out}"]
+    env = dict(os.environ, PYTHONPATH=str(project / "src"), OMP_NUM_THREADS="1", EVAL_LOG=str(log))
+    command = [sys.executable, "-m", "evalstop", "train"]
+    run = subprocess.Popen(
+        [*command, *(arg for s in sets for arg in ("--set", s))],
+        cwd=project,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    deadline = time.monotonic() + 120
+    while not (log.exists() and log.read_text()) and time.monotonic() < deadline:
+        time.sleep(0.02)  # until the first evaluation fetches its first sample
+    run.send_signal(signal.SIGTERM)
+    stdout, stderr = run.communicate(timeout=120)
+    assert run.returncode == 128 + signal.SIGTERM, stderr
+    fetched = len(log.read_text().splitlines())
+    assert fetched <= 12, fetched  # the batch at hand (4 samples), not all 96
+    assert "SIGTERM: stopped at epoch 1, step 12" in stdout
+    checkpoint = torch.load(out / "last.pt", weights_only=True)
+    assert (checkpoint["step"], checkpoint["batch_in_epoch"]) == (12, 12)  # no step after it
+    resumed = run_in_project(
+        project,
+        "-m",
+        "evalstop",
+        "train",
+        "--set",
+        "train.resume=auto",
+        *(arg for s in sets if not s.startswith("train.epochs") for arg in ("--set", s)),
+        "--set",
+        "train.epochs=1",
+    )
+    assert resumed.returncode == 0, resumed.stderr  # the epoch's evaluation, then the end
+    assert "epoch 1/1 step 12" in resumed.stdout
