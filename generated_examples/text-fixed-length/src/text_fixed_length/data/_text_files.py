@@ -43,7 +43,7 @@ from torch.utils.data import Dataset
 
 from ..config import ConfigError
 from . import hold_out, note
-from ._inputs import RawInputs, texts
+from ._inputs import Raw, RawInputs
 from ._sequences import Sequences, pad_collate
 
 Rows = list[tuple[str, str]]  # (text, label) pairs
@@ -75,7 +75,8 @@ def text_lines(path: Path, newline: str) -> Iterator[str]:
     """The lines of a UTF-8 file, read in chunks (`newline` as for `open`); bytes that are
     not UTF-8 are an error naming the file and line."""
     try:
-        with path.open(encoding="utf-8", newline=newline) as file:
+        # utf-8-sig: a byte-order mark (Excel's "CSV UTF-8") is not part of the first name
+        with path.open(encoding="utf-8-sig", newline=newline) as file:
             yield from file
     except UnicodeDecodeError:
         raise not_utf8(path) from None
@@ -111,10 +112,9 @@ def read_delimited(path: Path) -> Iterator[tuple[int, list[str]]]:
         raise ConfigError(f"{path}:{reader.line_num}: {exc}") from None
 
 
-def read_jsonl(path: Path) -> Iterator[tuple[int, list[str]]]:
-    """(line, cells) of a .jsonl file, one JSON object per line; the first object's keys
-    come first, as the header. A missing field is an empty cell."""
-    header = None
+def json_lines(path: Path) -> Iterator[tuple[int, dict[str, Any] | None, str | None]]:
+    """(line, object, None) for every line of a .jsonl file that is not blank, or (line,
+    None, why it is not an object)."""
     # newline="\n": a JSON string may hold U+2028 and other line breaks
     for line, raw in enumerate(text_lines(path, "\n"), start=1):
         if not raw.strip():
@@ -122,9 +122,21 @@ def read_jsonl(path: Path) -> Iterator[tuple[int, list[str]]]:
         try:
             record = json.loads(raw)
         except json.JSONDecodeError as exc:
-            raise ConfigError(f"{path}:{line}: not valid JSON ({exc.msg})") from None
-        if not isinstance(record, dict):
-            raise ConfigError(f"{path}:{line}: not a JSON object")
+            yield line, None, f"not valid JSON ({exc.msg})"
+            continue
+        if isinstance(record, dict):
+            yield line, record, None
+        else:
+            yield line, None, "not a JSON object"
+
+
+def read_jsonl(path: Path) -> Iterator[tuple[int, list[str]]]:
+    """(line, cells) of a .jsonl file, one JSON object per line; the first object's keys
+    come first, as the header. A missing field is an empty cell."""
+    header = None
+    for line, record, error in json_lines(path):
+        if record is None:
+            raise ConfigError(f"{path}:{line}: {error}")
         if header is None:
             header = list(record)
             yield 0, header
@@ -164,10 +176,21 @@ def text_and_label(path: Path, header: list[str], label_column: str) -> tuple[in
     label = label_column or header[-1]
     if label not in header:
         raise ConfigError(f"{path} has no label column {label!r}; it has {', '.join(header)}")
-    others = [name for name in header if name != label]
-    if not others:
+    if not [name for name in header if name != label]:
         raise ConfigError(f"{path} has no text column besides the label {label!r}")
-    return header.index(others[0] if "text" not in others else "text"), header.index(label)
+    return header.index(text_column(header, label_column)), header.index(label)
+
+
+def text_column(header: list[str], label_column: str, text: str = "") -> str:
+    """The text column of `header`: `text` when given, else "text", else the first column
+    other than the label (`label_column`, or the last column). A file to predict may have
+    no label column: then every column is a candidate."""
+    label = label_column or header[-1]
+    others = [name for name in header if name != label] or header
+    for name in (text, "text"):
+        if name and name in others:
+            return name
+    return others[0]
 
 
 def read_rows(path: Path, label_column: str) -> Rows:
@@ -514,10 +537,78 @@ def publish(work: Path, folder: Path) -> None:
             shutil.rmtree(other, ignore_errors=True)
 
 
-def word_inputs(vocab: list[str], max_length: int, fixed_length: bool) -> RawInputs:
+def text_inputs(sources: list[str], label_column: str = "", text_name: str = "") -> Iterator[Raw]:
+    """The texts of `predict`'s inputs, read by the rules of training: a .tsv/.csv/.jsonl
+    file by `read_delimited` and `json_lines` (blank lines skipped), its text column chosen
+    by `text_column` (`label_column`: the training's data.target; a label column may be
+    absent); any other file, one text per line (blank lines skipped). A file that cannot
+    be read is one error; so is each bad row, and the others go on. `row` counts the rows
+    read, from 1."""
+    for source in sources:
+        path = Path(source).expanduser()
+        if not path.is_file():
+            yield Raw(source, None, None, "no such file")
+            continue
+        suffix = path.suffix.lower()
+        if suffix in (".jsonl", ".ndjson"):
+            rows = jsonl_texts(source, path, label_column, text_name)
+        elif suffix in (".tsv", ".tab", ".csv"):
+            rows = delimited_texts(source, path, label_column, text_name)
+        else:
+            rows = line_texts(source, path)
+        try:
+            yield from rows
+        except ConfigError as exc:  # not UTF-8, or a CSV quote never closed
+            yield Raw(source, None, None, f"{exc}; the rest of the file is skipped")
+        except OSError as exc:
+            yield Raw(source, None, None, str(exc))
+
+
+def line_texts(source: str, path: Path) -> Iterator[Raw]:
+    lines = (line.rstrip("\r\n") for line in text_lines(path, ""))
+    for row, line in enumerate((line for line in lines if line.strip()), start=1):
+        yield Raw(source, row, line)
+
+
+def delimited_texts(source: str, path: Path, label_column: str, text_name: str) -> Iterator[Raw]:
+    rows = read_delimited(path)
+    header = [name.strip() for name in next(rows, (0, []))[1]]
+    if not header:
+        yield Raw(source, None, None, "empty file: a header row is needed")
+        return
+    column = header.index(text_column(header, label_column, text_name))
+    for row, (_, cells) in enumerate(rows, start=1):
+        if len(cells) != len(header):
+            yield Raw(source, row, None, f"{len(cells)} fields, the header has {len(header)}")
+        else:
+            yield Raw(source, row, cells[column])
+
+
+def jsonl_texts(source: str, path: Path, label_column: str, text_name: str) -> Iterator[Raw]:
+    key = None  # from the first object's keys, as in training
+    for row, (_, record, error) in enumerate(json_lines(path), start=1):
+        if record is None:
+            yield Raw(source, row, None, error)
+            continue
+        key = key or text_column(list(record) or [text_name or "text"], label_column, text_name)
+        value = record.get(key)
+        if isinstance(value, str):
+            yield Raw(source, row, value)
+        else:
+            yield Raw(source, row, None, f"no {key!r} string")
+
+
+def word_inputs(
+    vocab: list[str],
+    max_length: int,
+    fixed_length: bool,
+    label_column: str = "",
+    text_name: str = "",
+) -> RawInputs:
     """Raw texts for `predict` (lines of a file, or a CSV/TSV/JSONL column), encoded with
     `vocab` exactly as the word-token kinds encode their samples; `fixed_length`: padded
-    to `max_length` (else to the batch's longest text)."""
+    to `max_length` (else to the batch's longest text); `label_column` and `text_name`: the
+    training's label and text columns (`text_inputs`)."""
     index = {token: i for i, token in enumerate(vocab)}
 
     def prepare(text: str) -> dict[str, torch.Tensor]:
@@ -534,4 +625,5 @@ def word_inputs(vocab: list[str], max_length: int, fixed_length: bool) -> RawInp
         "padding_mask": "True where padded",
     }
     collate = functools.partial(pad_collate, length=max_length) if fixed_length else pad_collate
-    return RawInputs(texts, prepare, steps, collate)
+    read = functools.partial(text_inputs, label_column=label_column, text_name=text_name)
+    return RawInputs(read, prepare, steps, collate)

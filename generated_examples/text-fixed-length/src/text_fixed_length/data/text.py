@@ -116,4 +116,4 @@ def raw_inputs(cfg: Options, state: dict[str, Any]) -> RawInputs | None:
     None for a model trained on the synthetic sequences (they have no text)."""
     if not state:
         return None
-    return word_inputs(state["vocab"], cfg.max_length, fixed_length=True)
+    return word_inputs(state["vocab"], cfg.max_length, True, label_column=cfg.target)
