@@ -31,6 +31,9 @@ CANONICAL: dict[str, ProjectOptions] = {
     "tabular-regressor": ProjectOptions(
         name="tabular-regressor", task="tabular-regression", model="mlp", dataset="csv"
     ),
+    "multilabel-tagger": ProjectOptions(
+        name="multilabel-tagger", task="multilabel-classification", dataset="image-folder"
+    ),
     "everything-on": ProjectOptions(
         name="everything-on",
         model="resnet",

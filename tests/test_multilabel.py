@@ -1,0 +1,228 @@
+"""Issue 32: the multilabel-classification task, proven on generated projects.
+
+Label sets from an image folder's labels file, binary cross-entropy, one threshold per
+label tuned on the validation split and saved in the checkpoint, micro/macro-F1 and mAP,
+predict's label sets agreeing with evaluate, bad labels files refused in one line, and a
+SIGKILLed run resumed bit-identically.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+import torch
+from helpers import SLOW_DATASET, generate, run_in_project, run_ptgen, train_errors
+from PIL import Image
+
+from ptgen.components import add_component
+
+PKG = "ml_proj"
+LABELS = ("red", "green", "blue")
+STEPS = 14  # 8 steps per epoch (64 samples, batches of 8): crosses an epoch boundary
+
+
+@pytest.fixture(scope="module")
+def project(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    path = generate(
+        tmp_path_factory.mktemp("multilabel"), name="ml-proj", task="multilabel-classification"
+    )
+    add_component(path, "dataset", "images", "image-folder")
+    (path / "src" / PKG / "data" / "slowsynthetic.py").write_text(SLOW_DATASET)
+    return path
+
+
+def write_images(root: Path, counts: dict[str, int]) -> dict[str, list[str]]:
+    """Noise images whose colour channels carry their labels; labels.csv maps each (by path
+    relative to root, in sub-folders) to its label set, some of them empty."""
+    sets: dict[str, list[str]] = {}
+    gen = torch.Generator().manual_seed(0)
+    for split, n in counts.items():
+        for i in range(n):
+            chosen = [name for name in LABELS if float(torch.rand(1, generator=gen)) < 0.4]
+            pixels = torch.randint(0, 70, (12, 12, 3), generator=gen, dtype=torch.uint8)
+            for channel, name in enumerate(LABELS):
+                if name in chosen:
+                    pixels[..., channel] += 150
+            file = f"{split}/part{i % 2}/{i}.png"
+            (root / file).parent.mkdir(parents=True, exist_ok=True)
+            Image.fromarray(pixels.numpy()).save(root / file)
+            sets[file] = chosen
+    with open(root / "labels.csv", "w", newline="", encoding="utf-8") as handle:
+        writer = csv.writer(handle)
+        writer.writerow(["file", "labels"])
+        writer.writerows([file, "|".join(chosen)] for file, chosen in sets.items())
+    return sets
+
+
+def test_listed_and_rendered_without_the_other_objectives(project: Path) -> None:
+    listed = run_ptgen("list")
+    assert listed.returncode == 0 and "multilabel-classification" in listed.stdout
+    source = project / "src" / PKG
+    tasks = (source / "tasks.py").read_text()
+    assert "class Multilabel" in tasks and "BCE" in tasks
+    assert "class Classification" not in tasks and "class Regression" not in tasks
+    config = (source / "config.py").read_text()
+    assert "pos_weight" in config and "class_weights" not in config and "top5" not in config
+    assert '"micro_f1", "macro_f1", "map", "loss"' in config
+    assert "top-k" not in (source / "predict.py").read_text()
+    mine = "slowsynthetic.py"  # this test's own module, not rendered
+    for tool in (
+        ["ruff", "check", "--extend-exclude", mine, "."],
+        ["black", "--check", "-l", "100", "--extend-exclude", mine, "."],
+    ):
+        checked = subprocess.run([sys.executable, "-m", *tool], cwd=project, capture_output=True)
+        assert checked.returncode == 0, checked.stdout.decode() + checked.stderr.decode()
+
+
+@pytest.mark.slow
+def test_project_tests_and_smoke_pass(project: Path) -> None:
+    result = run_in_project(project, "-m", "pytest", "-q", "-p", "no:cacheprovider", "tests")
+    assert result.returncode == 0, result.stdout[-3000:]
+    smoke = run_in_project(project, "-m", PKG, "smoke", "--json")
+    assert smoke.returncode == 0, smoke.stderr
+    assert json.loads(smoke.stdout.strip().splitlines()[-1])["ok"] is True
+
+
+@pytest.mark.slow
+def test_thresholds_saved_and_predict_agrees_with_evaluate(project: Path, tmp_path: Path) -> None:
+    root = tmp_path / "images"
+    sets = write_images(root, {"train": 96, "test": 32})  # val: held out of train
+    out = tmp_path / "run"
+    sets_args = [f"data.root={root}", "data.name=images", "data.image_size=12"]
+    sets_args += [f"train.out_dir={out}", "train.epochs=4", "data.num_workers=0"]
+    sets_args += ["train.monitor=macro_f1", "train.pos_weight=auto", "train.device=cpu"]
+    trained = run_in_project(
+        project, "-m", PKG, "train", *[x for s in sets_args for x in ("--set", s)]
+    )
+    assert trained.returncode == 0, trained.stderr
+    checkpoint = torch.load(out / "best.pt", map_location="cpu", weights_only=True)
+    thresholds = checkpoint["thresholds"]
+    assert len(thresholds) == 3 and all(0.0 <= t < 1.0 for t in thresholds)
+    assert checkpoint["class_weights"].shape == (3,)  # pos_weight=auto, saved for resume
+    assert checkpoint["data_state"]["classes"] == sorted(LABELS)
+
+    evaluated = run_in_project(
+        project, "-m", PKG, "evaluate", "--checkpoint", str(out / "best.pt"), "--split", "test",
+        "--json",
+    )  # fmt: skip
+    assert evaluated.returncode == 0, evaluated.stderr
+    result = json.loads(evaluated.stdout.strip().splitlines()[-1])
+    assert result["num_samples"] == 32 and result["thresholds"] == thresholds
+    assert set(result["per_class"]) == set(LABELS)
+    for metric in ("micro_f1", "macro_f1", "map"):
+        assert 0.0 <= result[metric] <= 1.0
+    assert result["micro_f1"] > 0.7  # the channels carry the labels: learnable in 4 epochs
+
+    tests = sorted(str(root / file) for file in sets if file.startswith("test/"))
+    predicted = run_in_project(
+        project, "-m", PKG, "predict", "--checkpoint", str(out / "best.pt"), *tests
+    )
+    assert predicted.returncode == 0, predicted.stderr
+    records = [json.loads(line) for line in predicted.stdout.splitlines()]
+    assert len(records) == 32
+    tp = fp = fn = 0
+    per_label_tp = dict.fromkeys(LABELS, 0)
+    for record in records:
+        assert set(record["probabilities"]) == set(LABELS)
+        truth = set(sets[Path(record["input"]).relative_to(root).as_posix()])
+        got = set(record["labels"])
+        tp, fp, fn = tp + len(got & truth), fp + len(got - truth), fn + len(truth - got)
+        for name in got & truth:
+            per_label_tp[name] += 1
+    assert result["micro_f1"] == pytest.approx(2 * tp / max(2 * tp + fp + fn, 1))
+    for name, m in result["per_class"].items():
+        assert round(m["recall"] * m["support"]) == per_label_tp[name]
+
+
+def test_bad_labels_files_are_one_line_errors(project: Path, tmp_path: Path) -> None:
+    def root_with(name: str) -> Path:
+        root = tmp_path / name
+        write_images(root, {"train": 6, "val": 2})
+        return root
+
+    missing = root_with("missing")
+    (missing / "labels.csv").unlink()
+    unlisted = root_with("unlisted")
+    lines = (unlisted / "labels.csv").read_text().splitlines()
+    (unlisted / "labels.csv").write_text("\n".join(lines[:-1]) + "\n")  # the last image
+    unknown = root_with("unknown")
+    with open(unknown / "labels.csv", "a", encoding="utf-8") as handle:
+        handle.write("train/nowhere.png,red\n")
+    empty = root_with("empty")
+    (empty / "labels.json").write_text(json.dumps({file: [] for file in list_files(empty)}))
+    said = train_errors(
+        project,
+        PKG,
+        tmp_path / "out",
+        f"data.name=images data.root={missing}",
+        f"data.name=images data.root={unlisted}",
+        f"data.name=images data.root={unknown}",
+        f"data.name=images data.root={empty} data.labels_file=labels.json",
+    )
+    assert "labels.csv does not exist" in said[0]
+    assert "1 val image(s) have no entry in data.labels_file" in said[1]
+    assert "names 1 file(s) not under" in said[2] and "nowhere.png" in said[2]
+    assert "no labels at all" in said[3]
+
+
+def list_files(root: Path) -> list[str]:
+    return sorted(p.relative_to(root).as_posix() for p in root.rglob("*.png"))
+
+
+def weights(path: Path) -> dict[str, torch.Tensor]:
+    return torch.load(path, map_location="cpu", weights_only=True)["model_state_dict"]
+
+
+@pytest.mark.slow
+def test_sigkill_then_resume_is_bit_identical(project: Path, tmp_path: Path) -> None:
+    base = ["data.name=slowsynthetic", "data.num_samples=64", "data.image_size=16"]
+    base += ["model.width=8", "train.batch_size=8", "train.epochs=2", "train.device=cpu"]
+    base += ["train.checkpoint_every=3", f"train.max_steps={STEPS}", "train.pos_weight=auto"]
+
+    def command(out: Path, *extra: str) -> list[str]:
+        sets = [*base, f"train.out_dir={out}", *extra]
+        return [sys.executable, "-m", PKG, "train", *[x for s in sets for x in ("--set", s)]]
+
+    env = dict(os.environ, PYTHONPATH=str(project / "src"), OMP_NUM_THREADS="1")
+    reference = tmp_path / "reference"
+    done = subprocess.run(command(reference), cwd=project, env=env, capture_output=True)
+    assert done.returncode == 0, done.stderr.decode()
+
+    out = tmp_path / "run"
+    proc = subprocess.Popen(
+        command(out), cwd=project, env=env, stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL, start_new_session=True,
+    )  # fmt: skip
+    deadline = time.monotonic() + 300
+    try:
+        while not (out / "step-00000009.pt").exists():  # after the first evaluation
+            assert proc.poll() is None and time.monotonic() < deadline, "no checkpoint appeared"
+            time.sleep(0.01)
+        assert proc.poll() is None, "training finished before the kill"
+    finally:
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait()
+    assert proc.returncode == -signal.SIGKILL
+    killed = torch.load(out / "last.pt", weights_only=True)
+    assert 9 <= killed["step"] < STEPS and killed["thresholds"] is not None
+
+    resumed = subprocess.run(
+        command(out, "train.resume=auto"), cwd=project, env=env, capture_output=True, text=True
+    )
+    assert resumed.returncode == 0, resumed.stderr
+    assert "resuming from" in resumed.stdout
+    got, want = (torch.load(p / "last.pt", weights_only=True) for p in (out, reference))
+    assert got["step"] == want["step"] == STEPS
+    different = [k for k in want["model_state_dict"] if not torch.equal(
+        got["model_state_dict"][k], want["model_state_dict"][k])]  # fmt: skip
+    assert not different, different
+    assert got["thresholds"] == want["thresholds"]
+    assert torch.equal(got["class_weights"], want["class_weights"])
