@@ -15,8 +15,8 @@ from ptgen._toml import tomllib
 from ptgen.errors import InvalidName, PtgenError
 from ptgen.paths import templates_dir
 
-MODALITIES = ("image", "sequence", "tabular")  # input plumbing the project template knows
-OBJECTIVES = ("classification", "regression")  # task objects the project template knows
+MODALITIES = ("image", "sequence", "tabular", "text")  # input plumbing the project template knows
+OBJECTIVES = ("classification", "regression", "language-modeling")  # task objects the project template knows
 
 
 @dataclass(frozen=True)
