@@ -24,9 +24,7 @@ from ._tokens import ByteTokenizer, TokenBlocks
 class SyntheticOptions(DataConfig):
     """[data] options of synthetic text (also the fallback of datasets without a root)."""
 
-    num_samples: int = option(
-        256, "synthetic data: training blocks (validation: a quarter)", low=1
-    )
+    num_samples: int = option(256, "synthetic data: training blocks (validation: a quarter)", low=1)
     block_size: int = option(64, "tokens per block: the model's context length", low=2)
 
 
