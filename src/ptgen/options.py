@@ -15,8 +15,13 @@ from ptgen._toml import tomllib
 from ptgen.errors import InvalidName, PtgenError
 from ptgen.paths import templates_dir
 
-MODALITIES = ("image", "sequence", "tabular")  # input plumbing the project template knows
-OBJECTIVES = ("classification", "regression", "multilabel")  # task objects the template knows
+MODALITIES = ("image", "sequence", "tabular", "text")  # input plumbing the template knows
+OBJECTIVES = (  # task objects the project template knows
+    "classification",
+    "regression",
+    "multilabel",
+    "language-modeling",
+)
 
 
 @dataclass(frozen=True)
