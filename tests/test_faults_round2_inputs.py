@@ -1,0 +1,66 @@
+"""Issue 36, round two, items 9, 11, 12 and 13: predict reads tables with training's reader
+(Parquet, a BOM, large cells), names files whose name is not UTF-8, honours the images'
+pixel limit; tables training cannot use are refused in one line saying why. Real generated
+projects, trained a few steps; one project per kind (module fixtures).
+"""
+
+from __future__ import annotations
+
+import csv
+from pathlib import Path
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+from helpers import generate, run_in_project, train_errors
+from test_component_kinds import write_table
+
+TABLE_PKG, IMAGE_PKG = "tabby", "snappy"
+
+
+@pytest.fixture(scope="module")
+def table_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path, Path]:
+    """A csv-kind regression project trained a few steps: (project, checkpoint, folder)."""
+    where = tmp_path_factory.mktemp("table")
+    project = generate(where, TABLE_PKG, task="tabular-regression", model="mlp", dataset="csv")
+    data = write_table(where / "table.csv")
+    sets = [f"data.root={data}", "train.max_steps=3", "train.batch_size=16"]
+    result = run_in_project(
+        project, "-m", TABLE_PKG, "train", *(arg for s in sets for arg in ("--set", s))
+    )
+    assert result.returncode == 0, result.stderr
+    return project, project / "runs" / "default" / "last.pt", where
+
+
+def read_csv_rows(path: Path) -> list[dict[str, str]]:
+    with path.open(newline="", encoding="utf-8-sig") as handle:
+        return list(csv.DictReader(handle))
+
+
+def test_tables_training_cannot_use_are_refused_saying_why(table_run, tmp_path: Path) -> None:
+    project, _, where = table_run
+    rows = read_csv_rows(where / "table.csv")
+    nested = tmp_path / "nested.parquet"
+    columns = {name: [row[name] for row in rows] for name in rows[0]}
+    columns["tags"] = [["a", "b"][: i % 3] for i in range(len(rows))]  # a list column
+    pq.write_table(pa.table(columns), nested)
+    empty_target = tmp_path / "no_target.csv"
+    empty_target.write_text(
+        "a,b,y\n" + "".join(f"{i},{i % 3},NA\n" for i in range(40)), encoding="utf-8"
+    )
+    semicolons = tmp_path / "semicolons.csv"
+    semicolons.write_text(
+        "a;b;y\n" + "".join(f"{i};{i % 3};{i / 2}\n" for i in range(40)), encoding="utf-8"
+    )
+    said = train_errors(
+        project,
+        TABLE_PKG,
+        tmp_path / "run",
+        f"data.root={nested}",
+        f"data.root={empty_target}",
+        f"data.root={semicolons}",
+    )
+    assert "'tags'" in said[0] and "data.ignore=tags" in said[0], said[0]
+    assert "target column 'y' is missing in every row" in said[1], said[1]
+    assert "separated by semicolons" in said[2], said[2]
+    assert not (tmp_path / "run" / "last.pt").exists()
