@@ -7,6 +7,7 @@ projects, trained a few steps; one project per kind (module fixtures).
 from __future__ import annotations
 
 import csv
+import json
 from pathlib import Path
 
 import pyarrow as pa
@@ -35,6 +36,45 @@ def table_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path, Pat
 def read_csv_rows(path: Path) -> list[dict[str, str]]:
     with path.open(newline="", encoding="utf-8-sig") as handle:
         return list(csv.DictReader(handle))
+
+
+def test_csv_predict_reads_parquet_a_bom_and_large_cells_as_training_does(table_run) -> None:
+    project, checkpoint, where = table_run
+    rows = read_csv_rows(where / "table.csv")[:12]
+    header = list(rows[0])
+    lines = [",".join(header)] + [",".join(row[name] for name in header) for row in rows]
+    plain, bom, big = where / "plain.csv", where / "bom.csv", where / "big.csv"
+    plain.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    bom.write_text("\ufeff" + "\n".join(lines) + "\n", encoding="utf-8")
+    notes = ["x" * (200 << 10)] + ["short"] * (len(rows) - 1)  # a 200 KiB cell, then more rows
+    big.write_text(
+        "\n".join(
+            [lines[0] + ",notes"]
+            + [f"{line},{n}" for line, n in zip(lines[1:], notes, strict=True)]
+        )
+        + "\n",
+        encoding="utf-8",
+    )
+    number = {"a": int, "b": float, "c": float, "y": float}  # NA cells: null
+    columns = {
+        name: [None if row[name] == "NA" else number.get(name, str)(row[name]) for row in rows]
+        for name in header
+    }
+    columns["meta"] = [{"k": i, "v": [i, i]} for i in range(len(rows))]  # not a feature
+    parquet = where / "table.parquet"
+    pq.write_table(pa.table(columns), parquet)
+    inputs = [plain, bom, big, parquet]
+    result = run_in_project(
+        project, "-m", TABLE_PKG, "predict", "--checkpoint", str(checkpoint), *map(str, inputs)
+    )
+    assert result.returncode == 0, result.stderr
+    records = [json.loads(line) for line in result.stdout.splitlines()]
+    by_file = [[r for r in records if r["input"] == str(path)] for path in inputs]
+    assert [len(found) for found in by_file] == [len(rows)] * len(inputs), result.stderr
+    expected = [r["value"] for r in by_file[0]]
+    for path, found in zip(inputs[1:], by_file[1:], strict=True):
+        assert [r["row"] for r in found] == list(range(1, len(rows) + 1)), path
+        assert [r["value"] for r in found] == pytest.approx(expected), path
 
 
 def test_tables_training_cannot_use_are_refused_saying_why(table_run, tmp_path: Path) -> None:
