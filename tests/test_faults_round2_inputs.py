@@ -14,7 +14,8 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 from helpers import generate, run_in_project, train_errors
-from test_component_kinds import write_table
+from PIL import Image
+from test_component_kinds import write_images, write_table
 
 TABLE_PKG, IMAGE_PKG = "tabby", "snappy"
 
@@ -104,3 +105,43 @@ def test_tables_training_cannot_use_are_refused_saying_why(table_run, tmp_path: 
     assert "target column 'y' is missing in every row" in said[1], said[1]
     assert "separated by semicolons" in said[2], said[2]
     assert not (tmp_path / "run" / "last.pt").exists()
+
+
+@pytest.fixture(scope="module")
+def image_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path, Path]:
+    """An image-folder project trained a few steps with data.max_image_pixels=1000 (its
+    images have at most 168): (project, checkpoint, folder)."""
+    where = tmp_path_factory.mktemp("images")
+    project = generate(
+        where, IMAGE_PKG, task="image-classification", model="cnn", dataset="image-folder"
+    )
+    root = write_images(where / "images")
+    sets = [f"data.root={root}", "data.max_image_pixels=1000", "data.image_size=16"]
+    sets += ["data.num_workers=0"]
+    sets += ["data.cache=none", "train.max_steps=2", "train.batch_size=8"]
+    result = run_in_project(
+        project, "-m", IMAGE_PKG, "train", *(arg for s in sets for arg in ("--set", s))
+    )
+    assert result.returncode == 0, result.stderr
+    return project, project / "runs" / "default" / "last.pt", where
+
+
+def test_image_predict_refuses_an_image_over_max_image_pixels_as_training_does(
+    image_run, tmp_path: Path
+) -> None:
+    project, checkpoint, _ = image_run
+    folder = tmp_path / "new"
+    folder.mkdir()
+    Image.new("RGB", (12, 12), (200, 40, 40)).save(folder / "a.png")
+    Image.new("RGB", (40, 40), (200, 40, 40)).save(folder / "big.png")  # 1600 > 1000 pixels
+    Image.new("RGB", (12, 12), (40, 40, 200)).save(folder / "c.png")
+    out = tmp_path / "out.jsonl"
+    result = run_in_project(
+        project, "-m", IMAGE_PKG, "predict", "--checkpoint", str(checkpoint), str(folder),
+        "--output", str(out),
+    )  # fmt: skip
+    assert result.returncode == 1, result.stderr
+    assert len(result.stderr.strip().splitlines()) == 1, result.stderr
+    assert str(folder / "big.png") in result.stderr and "max_image_pixels" in result.stderr
+    records = [json.loads(line) for line in out.read_text().splitlines()]
+    assert [r["input"] for r in records] == [str(folder / "a.png"), str(folder / "c.png")]
