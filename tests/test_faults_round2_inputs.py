@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import csv
 import json
+import os
 from pathlib import Path
 
 import pyarrow as pa
@@ -145,3 +146,25 @@ def test_image_predict_refuses_an_image_over_max_image_pixels_as_training_does(
     assert str(folder / "big.png") in result.stderr and "max_image_pixels" in result.stderr
     records = [json.loads(line) for line in out.read_text().splitlines()]
     assert [r["input"] for r in records] == [str(folder / "a.png"), str(folder / "c.png")]
+
+
+def test_predict_csv_names_a_file_whose_name_is_not_utf8(image_run, tmp_path: Path) -> None:
+    project, checkpoint, _ = image_run
+    folder = tmp_path / "new"
+    folder.mkdir()
+    odd = Path(os.fsdecode(bytes(folder) + b"/caf\xe9.png"))  # Latin-1 name: not UTF-8
+    Image.new("RGB", (12, 12), (200, 40, 40)).save(odd)
+    Image.new("RGB", (12, 12), (40, 40, 200)).save(folder / "z.png")
+    for fmt in ("csv", "jsonl"):
+        out = tmp_path / f"out.{fmt}"
+        result = run_in_project(
+            project, "-m", IMAGE_PKG, "predict", "--checkpoint", str(checkpoint), str(folder),
+            "--format", fmt, "--output", str(out),
+        )  # fmt: skip
+        assert result.returncode == 0, result.stderr
+        text = out.read_text(encoding="utf-8")  # valid UTF-8
+        if fmt == "csv":
+            names = [row["input"] for row in csv.DictReader(text.splitlines())]
+        else:
+            names = [json.loads(line)["input"] for line in text.splitlines()]
+        assert names == [f"{folder}/caf\\xe9.png", str(folder / "z.png")], fmt
