@@ -19,6 +19,7 @@ from PIL import Image
 from test_component_kinds import write_images, write_table
 
 TABLE_PKG, IMAGE_PKG = "tabby", "snappy"
+pytestmark = pytest.mark.slow  # the fixtures train (a few steps each)
 
 
 @pytest.fixture(scope="module")
