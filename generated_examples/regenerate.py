@@ -31,6 +31,9 @@ CANONICAL: dict[str, ProjectOptions] = {
     "tabular-regressor": ProjectOptions(
         name="tabular-regressor", task="tabular-regression", model="mlp", dataset="csv"
     ),
+    "language-model": ProjectOptions(
+        name="language-model", task="language-modeling", model="gpt", dataset="text-corpus"
+    ),
     "everything-on": ProjectOptions(
         name="everything-on",
         model="resnet",
