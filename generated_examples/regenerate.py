@@ -34,6 +34,9 @@ CANONICAL: dict[str, ProjectOptions] = {
     "multilabel-tagger": ProjectOptions(
         name="multilabel-tagger", task="multilabel-classification", dataset="image-folder"
     ),
+    "language-model": ProjectOptions(
+        name="language-model", task="language-modeling", model="gpt", dataset="text-corpus"
+    ),
     "everything-on": ProjectOptions(
         name="everything-on",
         model="resnet",
