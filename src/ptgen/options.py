@@ -16,7 +16,7 @@ from ptgen.errors import InvalidName, PtgenError
 from ptgen.paths import templates_dir
 
 MODALITIES = ("image", "sequence", "tabular")  # input plumbing the project template knows
-OBJECTIVES = ("classification", "regression")  # task objects the project template knows
+OBJECTIVES = ("classification", "regression", "segmentation")  # task objects the project template knows
 
 
 @dataclass(frozen=True)
