@@ -24,14 +24,18 @@ SHAPES_PER_IMAGE = 3
 
 @dataclass
 class SyntheticOptions(DataConfig):
-    """[data] options of synthetic images and masks (also the fallback of datasets without a root)."""
+    """[data] options of synthetic images and masks (the fallback of datasets without a root)."""
 
-    num_classes: int = option(4, "synthetic data: classes, the background (0) included", low=2)
+    num_classes: int = option(
+        4, "classes, the background (0) included (synthetic data, and id masks)", low=2
+    )
     num_samples: int = option(
         256, "synthetic data: training samples (validation: a quarter)", low=1
     )
     image_size: int = option(32, "images are image_size x image_size pixels", low=8)
-    ignore_index: int = option(255, "mask value of unlabelled pixels (no loss, not scored)", low=0)
+    ignore_index: int = option(
+        255, "mask value of unlabelled pixels (no loss, not scored)", low=0, high=32767
+    )
 
 
 def boundary(masks: torch.Tensor) -> torch.Tensor:
