@@ -31,6 +31,9 @@ CANONICAL: dict[str, ProjectOptions] = {
     "tabular-regressor": ProjectOptions(
         name="tabular-regressor", task="tabular-regression", model="mlp", dataset="csv"
     ),
+    "segmenter": ProjectOptions(
+        name="segmenter", task="segmentation", dataset="image-masks", features=("export",)
+    ),
     "everything-on": ProjectOptions(
         name="everything-on",
         model="resnet",
