@@ -17,8 +17,8 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-import torch
 import tomllib
+import torch
 from helpers import SLOW_DATASET, generate, kill_tree_once, run_in_project, train_errors
 from PIL import Image
 
