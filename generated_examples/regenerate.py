@@ -37,6 +37,9 @@ CANONICAL: dict[str, ProjectOptions] = {
     "language-model": ProjectOptions(
         name="language-model", task="language-modeling", model="gpt", dataset="text-corpus"
     ),
+    "segmenter": ProjectOptions(
+        name="segmenter", task="segmentation", dataset="image-masks", features=("export",)
+    ),
     "everything-on": ProjectOptions(
         name="everything-on",
         model="resnet",

@@ -21,6 +21,7 @@ OBJECTIVES = (  # task objects the project template knows
     "regression",
     "multilabel",
     "language-modeling",
+    "segmentation",
 )
 
 

@@ -1,0 +1,363 @@
+"""Dataset components and the DataLoaders built from them.
+
+Every module in this package not starting with "_" is a dataset component: an `Options`
+dataclass (its [data] config keys) and `build(cfg, seed, state) -> DataBundle`.
+`data.name` picks one.
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+import os
+import sys
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Protocol, runtime_checkable
+
+import torch
+from torch.utils.data import (
+    DataLoader,
+    Dataset,
+    DistributedSampler,
+    IterableDataset,
+    Sampler,
+    default_collate,
+)
+
+from ..config import Config, ConfigError, DataConfig, component
+from ..runtime import DistInfo, kill_workers_at_exit, seed_worker
+from ..tasks import DataSpec
+
+
+@dataclass
+class DataBundle:
+    """A dataset component's result: the two splits and what the loaders need."""
+
+    train: Dataset
+    val: Dataset
+    spec: DataSpec
+    collate_fn: Callable[[list[Any]], dict[str, torch.Tensor]] | None = None
+    # Values fitted on the training split (vocabulary, normalisation, class names), saved
+    # in checkpoints so that evaluation prepares data exactly as training did.
+    state: dict[str, Any] = field(default_factory=dict)
+    # Makes the training batches from the sampler and batch size (e.g. length bucketing);
+    # None: plain batches of consecutive sampler indices.
+    batch_sampler: Callable[[ResumableSampler, int], Sampler[list[int]]] | None = None
+    # Builds the test split, when the data has one (`evaluate --split test`); called only
+    # then, so training never reads the test data.
+    load_test: Callable[[], Dataset] | None = None
+
+    def train_targets(self) -> torch.Tensor:
+        """The training split's targets (class weights and the balanced sampler need them):
+        the dataset's `targets` (a tensor or a list) when it has that attribute, as
+        TensorDictDataset does; otherwise every sample is read once."""
+        if isinstance(self.train, IterableDataset):
+            raise ConfigError(
+                "a streamed dataset has no targets to count: train.class_weights=auto, "
+                "data.balanced_sampler and cv need a dataset read by index"
+            )
+        targets = getattr(self.train, "targets", None)
+        if targets is None:
+            targets = [self.train[i]["targets"] for i in range(len(self.train))]
+        if isinstance(targets, torch.Tensor):
+            return targets
+        return torch.stack([torch.as_tensor(t) for t in targets])
+
+
+class TensorDictDataset(Dataset):
+    """Samples {"inputs": ..., "targets": ...} from tensors (or lists of tensors) by index."""
+
+    held_in_memory = True  # see in_memory
+
+    def __init__(self, inputs: torch.Tensor | list[torch.Tensor], targets: torch.Tensor) -> None:
+        self.inputs, self.targets = inputs, targets
+
+    def __len__(self) -> int:
+        return len(self.targets)
+
+    def __getitem__(self, index: int) -> dict[str, torch.Tensor]:
+        return {"inputs": self.inputs[index], "targets": self.targets[index]}
+
+    def __getitems__(self, indices: list[int] | torch.Tensor) -> Sequence[Any]:
+        """A batch's samples in one index operation per tensor (the DataLoader calls this
+        instead of __getitem__ once a sample); a list of tensors is read one by one."""
+        if not isinstance(self.inputs, torch.Tensor):
+            return [self[i] for i in indices]
+        rows = torch.as_tensor(indices, dtype=torch.long)  # (B,)
+        return Batch({"inputs": self.inputs[rows], "targets": self.targets[rows]})
+
+
+class Batch(Sequence):
+    """Samples fetched together, already stacked: `collate` returns the tensors as they are;
+    any other collate function sees the usual list of sample dicts."""
+
+    def __init__(self, tensors: dict[str, torch.Tensor]) -> None:
+        self.tensors = tensors
+
+    def __len__(self) -> int:
+        return len(next(iter(self.tensors.values())))
+
+    def __getitem__(self, index: int) -> dict[str, torch.Tensor]:  # type: ignore[override]
+        if not -len(self) <= index < len(self):
+            raise IndexError(index)
+        return {key: value[index] for key, value in self.tensors.items()}
+
+
+def collate(samples: Sequence[Any]) -> Any:
+    """The default collation, skipped for a Batch (its samples are stacked already)."""
+    return samples.tensors if isinstance(samples, Batch) else default_collate(samples)
+
+
+def build_data(cfg: DataConfig, seed: int, state: dict[str, Any] | None = None) -> DataBundle:
+    """The configured dataset component's bundle; pass a checkpoint's `state` to reuse it."""
+    return component("data", cfg.name).build(cfg, seed, state)
+
+
+def read_text(path: Path) -> str:
+    """A data file's text; bytes that are not UTF-8 are an error naming the file and line."""
+    data = path.read_bytes()
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = data.count(b"\n", 0, exc.start) + 1
+        raise ConfigError(
+            f"{path}:{line}: not UTF-8 text (byte 0x{data[exc.start]:02x}); save it as UTF-8"
+        ) from None
+
+
+def note(message: str) -> None:
+    """Tell the user something about their data (rows dropped, files skipped), on stderr so
+    that `evaluate --json` stays one JSON line; once per run (rank 0 under torchrun)."""
+    if os.environ.get("RANK", "0") == "0":
+        print(f"data: {message}", file=sys.stderr, flush=True)
+
+
+def hold_out(count: int, fraction: float) -> tuple[torch.Tensor, torch.Tensor]:
+    """Indices (train, val) holding out `fraction` of `count` samples, at least one each.
+
+    The split uses a fixed seed, not train.seed: the held-out samples never change."""
+    order = torch.randperm(count, generator=torch.Generator().manual_seed(0))  # (count,)
+    n_val = min(max(round(count * fraction), 1), count - 1)
+    return order[n_val:], order[:n_val]
+
+
+class ResumableSampler(Sampler[int]):
+    """Shuffled, rank-sharded indices whose order depends only on (seed, epoch).
+
+    The order is DistributedSampler's (also for one process; its arithmetic is used), drawn
+    as a tensor and handed out a chunk at a time: no list of every index (2M Python ints
+    are ~70 MB). It can skip the samples already consumed in the current epoch, so a
+    resumed run sees exactly the remaining batches.
+    With `weights` (data.balanced_sampler) it draws with replacement instead, each index
+    with probability proportional to its weight, also from (seed, epoch) alone.
+    A dataset with a `set_epoch` method (augmentation) is told the epoch too.
+    """
+
+    def __init__(
+        self, dataset: Dataset, info: DistInfo, seed: int, weights: torch.Tensor | None = None
+    ) -> None:
+        self.dataset = dataset
+        self.inner = DistributedSampler(
+            dataset,
+            num_replicas=info.world_size,
+            rank=info.rank,
+            shuffle=True,
+            seed=seed,
+            drop_last=True,
+        )
+        self.weights = weights
+        self.skip = 0
+
+    def set_epoch(self, epoch: int, skip: int = 0) -> None:
+        self.inner.set_epoch(epoch)
+        self.skip = skip
+        if hasattr(self.dataset, "set_epoch"):  # before the loader starts the epoch's batches
+            self.dataset.set_epoch(epoch)
+
+    def __iter__(self) -> Iterator[int]:
+        mine = self._indices()[self.skip :]
+        return (i for chunk in mine.split(4096) for i in chunk.tolist())
+
+    def _indices(self) -> torch.Tensor:
+        """This rank's indices of the epoch, (num_samples,), before the skip."""
+        sampler = self.inner  # every rank draws the same order and takes its own share
+        generator = torch.Generator().manual_seed(sampler.seed + sampler.epoch)
+        if self.weights is None:  # int32 draws the same order as int64, in half the memory
+            kind = torch.int32 if len(self.dataset) < 2**31 else torch.int64
+            order = torch.randperm(len(self.dataset), generator=generator, dtype=kind)
+        else:
+            order = torch.multinomial(self.weights, sampler.total_size, True, generator=generator)
+        return order[: sampler.total_size][sampler.rank :: sampler.num_replicas]
+
+    def __len__(self) -> int:
+        return len(self.inner) - self.skip
+
+
+class TensorBatches(Sampler[torch.Tensor]):
+    """The batches of a ResumableSampler's order as index tensors (remainder dropped), for
+    a split held in memory: its __getitems__ takes each slice as it is, with no Python int
+    per sample. The same batches as a BatchSampler over the sampler, also when resumed."""
+
+    def __init__(self, sampler: ResumableSampler, batch_size: int) -> None:
+        self.sampler, self.batch_size = sampler, batch_size
+
+    def __iter__(self) -> Iterator[torch.Tensor]:
+        mine = self.sampler._indices()[self.sampler.skip :]  # (num_samples - skip,)
+        return iter(mine[: len(self) * self.batch_size].split(self.batch_size))
+
+    def __len__(self) -> int:
+        return len(self.sampler) // self.batch_size
+
+
+@runtime_checkable
+class EpochOrder(Protocol):
+    """What the loop calls at each epoch start: where the epoch's samples begin."""
+
+    def set_epoch(self, epoch: int, skip: int = 0) -> None: ...
+
+
+@runtime_checkable
+class BatchesItself(Protocol):
+    """A split that makes its own loader, e.g. streamed shards (data/_streams.py of the
+    shard kinds); `train`: shuffled, remainder dropped; the loader's `dataset` is then
+    what the loop calls set_epoch on."""
+
+    def loader(
+        self, bundle: DataBundle, config: Config, info: DistInfo, device: torch.device, train: bool
+    ) -> DataLoader: ...
+
+
+class ShardSampler(Sampler[int]):
+    """Every validation sample exactly once across ranks (no padding duplicates)."""
+
+    def __init__(self, dataset: Dataset, info: DistInfo) -> None:
+        self.indices = range(info.rank, len(dataset), info.world_size)
+
+    def __iter__(self) -> Iterator[int]:
+        return iter(self.indices)
+
+    def __len__(self) -> int:
+        return len(self.indices)
+
+
+def build_loaders(
+    bundle: DataBundle,
+    config: Config,
+    info: DistInfo,
+    device: torch.device,
+    sample_weights: torch.Tensor | None = None,
+) -> tuple[DataLoader, DataLoader, EpochOrder]:
+    """Training and validation loaders; the sampler is returned for set_epoch/resume.
+    `sample_weights`: draw training samples with replacement by these weights."""
+    if isinstance(bundle.train, BatchesItself):
+        train = bundle.train.loader(bundle, config, info, device, True)
+        return train, eval_loader(bundle, bundle.val, config, info, device), train.dataset
+    sampler = ResumableSampler(bundle.train, info, config.train.seed, sample_weights)
+    batch_size = config.train.batch_size
+    if len(sampler.inner) < batch_size:
+        fits = f": --set train.batch_size={len(sampler.inner)}" if len(sampler.inner) else ""
+        raise ConfigError(
+            f"the training split has {len(bundle.train)} samples, fewer than one batch of "
+            f"{batch_size} per process; lower train.batch_size{fits}"
+        )
+    if len(bundle.val) == 0:
+        raise ConfigError("the validation split is empty: give it samples (or a larger data set)")
+    workers = worker_count(config.data.num_workers, bundle.train)
+    if config.data.num_workers == "auto":
+        note(f"{workers} loader worker process(es) per training process (data.num_workers=auto)")
+    common = loader_options(workers, device, config.train.seed)
+    common["collate_fn"] = bundle.collate_fn or collate
+    if bundle.batch_sampler is not None:
+        batches = bundle.batch_sampler(sampler, batch_size)
+        train = DataLoader(bundle.train, batch_sampler=batches, **common)
+    elif in_memory(bundle.train):
+        train = DataLoader(bundle.train, batch_sampler=TensorBatches(sampler, batch_size), **common)
+    else:
+        train = DataLoader(bundle.train, batch_size, sampler=sampler, drop_last=True, **common)
+    return train, eval_loader(bundle, bundle.val, config, info, device), sampler
+
+
+def eval_loader(
+    bundle: DataBundle, split: Dataset, config: Config, info: DistInfo, device: torch.device
+) -> DataLoader:
+    """Batches of an evaluation split in order, every sample once across ranks."""
+    if isinstance(split, BatchesItself):
+        return split.loader(bundle, config, info, device, False)
+    workers = worker_count(config.data.num_workers, split)
+    common = loader_options(workers, device, config.train.seed)
+    sampler = ShardSampler(split, info)
+    batch_size = eval_batch_size(config, split)
+    return DataLoader(
+        split, batch_size, sampler=sampler, collate_fn=bundle.collate_fn or collate, **common
+    )
+
+
+EVAL_BATCH_BYTES = 16 * 2**20  # auto: the inputs of an evaluation batch, at most
+EVAL_BATCH_MULTIPLE = 64  # auto: and at most this many training batches' samples
+
+
+def eval_batch_size(config: Config, split: Dataset) -> int:
+    """train.eval_batch_size, or with 0 (auto), for a split held in memory: train.batch_size
+    times the largest power of two up to 64 whose inputs take at most 16 MiB (2048 rows of
+    a table, 1024 images of 32x32; a forward without gradients keeps far fewer activations
+    than a training step, and fewer, larger batches are the same work in less time);
+    train.batch_size for other splits (decoding, not batching, is their cost)."""
+    size = config.train.batch_size
+    if config.train.eval_batch_size > 0:
+        return config.train.eval_batch_size
+    if not in_memory(split) or len(split) <= size:
+        return size
+    sample = split[0]["inputs"]
+    multiple = EVAL_BATCH_MULTIPLE
+    while multiple > 1 and multiple * size * sample.nbytes > EVAL_BATCH_BYTES:
+        multiple //= 2
+    return size * multiple
+
+
+def in_memory(dataset: Dataset) -> bool:
+    """Whether a split's samples are slices of data held in memory (tensors, token arrays,
+    decoded images), fetched a batch at a time: its `held_in_memory` says so (having
+    __getitems__ is not enough: torch's Subset has one whatever it wraps)."""
+    return bool(getattr(dataset, "held_in_memory", False))
+
+
+def worker_count(setting: int | str, dataset: Dataset) -> int:
+    """data.num_workers as a number. "auto": none for data already in memory (`in_memory`:
+    workers would only copy it) or where worker processes cannot start; else one per core this
+    process may use, less one for the main process (the cores are shared by the processes
+    torchrun started on this machine). The count never changes the batches: samples are
+    read by index, and augmentation draws from (seed, epoch, index)."""
+    if setting != "auto":
+        return int(setting)
+    if in_memory(dataset) or not workers_can_start():
+        return 0
+    usable = os.sched_getaffinity(0) if hasattr(os, "sched_getaffinity") else None
+    cores = len(usable) if usable else os.cpu_count() or 1
+    return max(cores // int(os.environ.get("LOCAL_WORLD_SIZE", "1")) - 1, 0)
+
+
+def workers_can_start() -> bool:
+    """Whether DataLoader worker processes can start here: not in a daemonic process (it
+    may not have children), and where the queues they need work (no /dev/shm, say)."""
+    if multiprocessing.current_process().daemon:
+        return False
+    try:
+        multiprocessing.get_context().Queue().close()
+    except (OSError, ImportError, NotImplementedError):
+        return False
+    return True
+
+
+def loader_options(num_workers: int, device: torch.device, seed: int) -> dict[str, Any]:
+    """DataLoader settings that are valid together (the guide's set raises with 0 workers)."""
+    if num_workers > 0:
+        kill_workers_at_exit()
+    return {
+        "num_workers": num_workers,
+        "pin_memory": device.type == "cuda",  # pinned memory only helps host->CUDA copies
+        "persistent_workers": num_workers > 0,  # only allowed with worker processes
+        "worker_init_fn": seed_worker,
+        # A dedicated generator: worker seeds never draw from (or disturb) the global RNG.
+        "generator": torch.Generator().manual_seed(seed),
+    }

@@ -1,0 +1,168 @@
+"""Where and how the program runs: device, seeds, mixed precision, distributed setup."""
+
+from __future__ import annotations
+
+import atexit
+import contextlib
+import functools
+import multiprocessing
+import os
+import random
+import signal
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+import numpy as np
+import torch
+import torch.distributed as dist
+
+
+@dataclass(frozen=True)
+class DistInfo:
+    """This process's place in a (possibly single-process) run."""
+
+    rank: int = 0
+    world_size: int = 1
+    local_rank: int = 0
+
+    @property
+    def enabled(self) -> bool:
+        return self.world_size > 1
+
+    @property
+    def is_main(self) -> bool:
+        return self.rank == 0
+
+
+def get_device(name: str = "auto", local_rank: int = 0) -> torch.device:
+    """The one place that decides the device; the rest of the code is device-agnostic."""
+    if name == "auto":
+        if torch.cuda.is_available():
+            name = "cuda"
+        elif torch.backends.mps.is_available():
+            name = "mps"
+        else:
+            name = "cpu"
+    if name == "cuda":
+        if not torch.cuda.is_available():
+            raise RuntimeError(
+                "train.device=cuda but CUDA is not available on this machine; "
+                "--set train.device=auto picks what is"
+            )
+        return torch.device("cuda", local_rank)
+    if name == "mps" and not torch.backends.mps.is_available():
+        raise RuntimeError(
+            "train.device=mps but MPS is not available on this machine; "
+            "--set train.device=auto picks what is"
+        )
+    return torch.device(name)
+
+
+def set_seed(seed: int, deterministic: bool = False) -> None:
+    """Seed python, numpy and torch (all devices); optionally force deterministic kernels."""
+    random.seed(seed)
+    np.random.seed(seed % 2**32)
+    torch.manual_seed(seed)  # also seeds every CUDA device
+    torch.backends.cudnn.benchmark = not deterministic
+    torch.backends.cudnn.deterministic = deterministic
+    if deterministic:
+        os.environ.setdefault("CUBLAS_WORKSPACE_CONFIG", ":4096:8")
+        torch.use_deterministic_algorithms(True, warn_only=True)
+
+
+def seed_worker(worker_id: int) -> None:
+    """DataLoader worker_init_fn: derive numpy/python seeds from the worker's torch seed.
+
+    Workers also ignore the stop signals (a Ctrl-C reaches the whole process group): the
+    main process decides when to stop, and shuts its workers down itself."""
+    worker_seed = torch.initial_seed() % 2**32
+    np.random.seed(worker_seed)
+    random.seed(worker_seed)
+    for name in ("SIGINT", "SIGTERM", "SIGUSR1"):
+        if hasattr(signal, name):
+            signal.signal(getattr(signal, name), signal.SIG_IGN)
+
+
+@functools.cache
+def kill_workers_at_exit() -> None:
+    """Register (once) an exit handler that kills the DataLoader workers still running.
+
+    Workers ignore SIGTERM, and multiprocessing's own exit handler stops them with SIGTERM
+    and then waits: after an error whose traceback keeps a loader alive (an exception raised
+    in a worker, say), the process would never exit. Registered after multiprocessing's, so
+    it runs first."""
+    atexit.register(_kill_workers)
+
+
+def _kill_workers() -> None:
+    if hasattr(signal, "SIGCHLD"):  # PyTorch's handler would report each kill as a failure
+        signal.signal(signal.SIGCHLD, signal.SIG_DFL)
+    for process in multiprocessing.active_children():
+        if process.daemon:  # DataLoader workers; nothing else this program starts is
+            process.kill()
+            process.join()
+
+
+@dataclass(frozen=True)
+class Precision:
+    """Mixed precision as configured: autocast on the device's own type (never a
+    hard-coded "cuda"), and a GradScaler that is enabled only for float16 on CUDA."""
+
+    device: torch.device
+    enabled: bool
+    dtype: torch.dtype
+    scaler: torch.amp.GradScaler
+
+    def autocast(self) -> contextlib.AbstractContextManager:
+        return torch.autocast(device_type=self.device.type, dtype=self.dtype, enabled=self.enabled)
+
+
+def precision(device: torch.device, enabled: bool, dtype_name: str = "auto") -> Precision:
+    """train.amp / train.amp_dtype: bfloat16 on CPU (float16 autocast there is slow),
+    float16 on CUDA unless asked otherwise; a GradScaler only where float16 needs one."""
+    if dtype_name == "auto":
+        dtype = torch.float16 if device.type == "cuda" else torch.bfloat16
+    else:
+        dtype = {"bfloat16": torch.bfloat16, "float16": torch.float16}[dtype_name]
+    use_scaler = enabled and device.type == "cuda" and dtype == torch.float16
+    return Precision(device, enabled, dtype, torch.amp.GradScaler(device.type, enabled=use_scaler))
+
+
+def init_distributed(device_name: str) -> tuple[DistInfo, torch.device]:
+    """Join the process group when launched by torchrun; otherwise a single process."""
+    if "RANK" not in os.environ or "WORLD_SIZE" not in os.environ:
+        return DistInfo(), get_device(device_name)
+    info = DistInfo(
+        rank=int(os.environ["RANK"]),
+        world_size=int(os.environ["WORLD_SIZE"]),
+        local_rank=int(os.environ.get("LOCAL_RANK", 0)),
+    )
+    device = get_device(device_name, info.local_rank)
+    if device.type == "cuda":
+        torch.cuda.set_device(device)
+    if not dist.is_initialized():
+        dist.init_process_group(backend="nccl" if device.type == "cuda" else "gloo")
+    return info, device
+
+
+@contextlib.contextmanager
+def distributed(device_name: str) -> Iterator[tuple[DistInfo, torch.device]]:
+    """init_distributed() and a clean teardown, also when training raises."""
+    info, device = init_distributed(device_name)
+    try:
+        yield info, device
+    finally:
+        if dist.is_available() and dist.is_initialized():
+            dist.destroy_process_group()
+
+
+def barrier(info: DistInfo) -> None:
+    if info.enabled:
+        dist.barrier()
+
+
+def all_reduce_sum(tensor: torch.Tensor, info: DistInfo) -> torch.Tensor:
+    """Sum a tensor over all ranks (a no-op for a single process)."""
+    if info.enabled:
+        dist.all_reduce(tensor, op=dist.ReduceOp.SUM)
+    return tensor

@@ -1,0 +1,301 @@
+"""`python -m <package> train`: build everything from the config, then run the loop.
+
+`build_run` makes the model, data, optimizer and schedule (restoring them on resume);
+`train` is the whole training loop in one function: for each batch a forward and
+backward pass; every `train.grad_accum_steps` batches an optimizer step; then, in the
+open, a log line every `train.log_every` steps, a checkpoint every `train.checkpoint_every`
+steps, the stop at `train.max_steps` and the stop on a signal (SIGTERM, SIGUSR1, Ctrl-C:
+last.pt, no evaluation); at each epoch end an evaluation, early stopping, the plateau
+schedule's drop, best.pt and last.pt; at the end, one line of advice when the steps spent
+more than DATA_BOUND of their time waiting for batches. The monitor only records what it
+is handed.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import gc
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import torch
+from torch import nn
+from torch.utils.data import DataLoader
+
+from . import checkpoint as ckpt
+from .config import Config, config_from_dict, load_config, to_toml
+from .data import DataBundle, EpochOrder, build_data, build_loaders, in_memory, worker_count
+from .engine import evaluate, forward_backward, no_sync, optimizer_step, to_device
+from .models import build_model, unwrap
+from .monitor import LossSummary, Monitor, format_metrics
+from .optim import build_optimizer, build_scheduler, lower_lr
+from .runtime import DistInfo, Precision, barrier, distributed, precision, set_seed
+from .stopping import StopSignals, improves
+from .tasks import DataSpec, Task, get_task
+
+DATA_BOUND = 0.2  # a larger share of step time waiting for batches: data is the bottleneck
+ADVICE_STEPS = 10  # fewer steps measure the loader's start (its first batch), not its pace
+
+
+class NonFiniteLossError(RuntimeError):
+    """Training produced a NaN/inf loss; the message names the step."""
+
+
+@dataclass
+class Run:
+    """Everything a training run is made of, built once by `build_run`."""
+
+    config: Config
+    task: Task
+    info: DistInfo
+    out_dir: Path  # train.out_dir, with ~ expanded
+    model: nn.Module  # the plain module: what checkpoints hold
+    train_model: nn.Module  # the same module, wrapped by DDP / torch.compile as configured
+    optimizer: torch.optim.Optimizer
+    scheduler: torch.optim.lr_scheduler.LRScheduler
+    precision: Precision
+    train_loader: DataLoader
+    val_loader: DataLoader
+    sampler: EpochOrder  # set_epoch(epoch, skip): where each epoch starts
+    data_state: dict[str, Any]  # fitted on the training split; saved with every checkpoint
+    data_spec: DataSpec  # what the model was built for; saved too (predict, export)
+    state: ckpt.TrainState
+    resumed: bool
+    signals: StopSignals  # set by SIGTERM, SIGUSR1 or Ctrl-C; read by the loop at each step
+
+
+def fit(config: Config) -> dict[str, Any]:
+    """Train as configured (in one process, or in every process under torchrun)."""
+    with distributed(config.train.device) as (info, device):
+        out_dir = Path(config.train.out_dir).expanduser()
+        with ckpt.run_lock(out_dir) if info.is_main else contextlib.nullcontext():
+            run = build_run(config, info, device)
+            # from here on a stop signal ends the run cleanly, and an error as failed
+            with run.signals.installed(), start_monitor(run) as monitor:
+                result = train(run, monitor)
+            # Free DDP's reducer while the process group lives: when the reducer drops the
+            # last reference to a gloo group, the teardown deadlocks now and then.
+            del run
+            gc.collect()
+            return result
+
+
+def start_monitor(run: Run) -> Monitor:
+    """What the run records: metrics.csv (on resume, up to its step) and the trackers."""
+    cfg = run.config.train
+    return Monitor(
+        run.out_dir,
+        run.info,
+        run.precision.device,
+        run.task.metrics,
+        cfg.batch_size * cfg.grad_accum_steps * run.info.world_size,  # samples per step
+        resume_step=run.state.step if run.resumed else None,
+    )
+
+
+def train(run: Run, monitor: Monitor) -> dict[str, Any]:
+    """The training loop; returns the last validation metrics with the final step and
+    epoch, and `stopped_by`: the signal that stopped it, if one did."""
+    cfg, state, task, device = run.config.train, run.state, run.task, run.precision.device
+    out_dir, accum, patience = run.out_dir, cfg.grad_accum_steps, cfg.early_stopping_patience
+    monitor.record_config(out_dir / "config.toml", to_toml(run.config), run.config.to_dict())
+    result: dict[str, Any] = {}
+    done = 0 < cfg.max_steps <= state.step  # train.max_steps reached (also: resumed there)
+    stopped_by = None  # the name of a stop signal (SIGTERM, SIGUSR1, SIGINT)
+    stop_early = 0 < patience <= state.evals_without_improvement  # also when resumed
+    while state.epoch < cfg.epochs and not (done or stopped_by or stop_early):
+        run.sampler.set_epoch(state.epoch, skip=state.batch_in_epoch * cfg.batch_size)
+        run.train_model.train()
+        run.optimizer.zero_grad(set_to_none=True)
+        losses = []  # of the batches of the current optimizer step
+        desc = f"epoch {state.epoch + 1}/{cfg.epochs}"
+        for batch in monitor.progress(run.train_loader, len(run.train_loader), desc):
+            state.batch_in_epoch += 1
+            step_now = state.batch_in_epoch % accum == 0  # the last batch of an optimizer step
+            batch = to_device(batch, device)
+            with contextlib.nullcontext() if step_now else no_sync(run.train_model):
+                loss = forward_backward(run.train_model, batch, task, run.precision, accum)
+            losses.append(loss)  # under DDP, gradients were all-reduced only if step_now
+            if not step_now:
+                continue
+            optimizer_step(run.optimizer, run.precision.scaler, cfg.grad_clip)
+            run.scheduler.step()
+            state.step += 1
+            monitor.record_step(torch.stack(losses).mean(), state.step)
+            losses = []
+
+            done = 0 < cfg.max_steps <= state.step
+            stopped_by = run.signals.agreed()  # under torchrun, the same on every rank
+            checkpoint_now = cfg.checkpoint_every > 0 and state.step % cfg.checkpoint_every == 0
+            if state.step % cfg.log_every == 0 or checkpoint_now or done or stopped_by:
+                lr = run.scheduler.get_last_lr()[0]
+                check_finite(monitor.log_train(state.step, state.epoch + 1, lr), run)
+            if checkpoint_now and not (done or stopped_by):
+                save(run, "last")
+                save(run, f"step-{state.step:08d}")
+                if run.info.is_main:
+                    ckpt.prune_step_checkpoints(out_dir, cfg.keep_last)
+            if done or stopped_by:
+                break
+
+        if stopped_by:  # no evaluation: a preempted job has seconds left, not minutes
+            save(run, "last")
+            if run.info.is_main:
+                where = f"epoch {state.epoch + 1}, step {state.step}"
+                print(f"{stopped_by}: stopped at {where}; continue with --set train.resume=auto")
+            break
+        result = evaluate(unwrap(run.train_model), run.val_loader, task, run.precision, run.info)
+        monitor.log_eval(state.step, state.epoch + 1, cfg.epochs, result)
+        if not done:  # the epoch ran to its end: the next one, and early stopping counts it
+            state.epoch, state.batch_in_epoch = state.epoch + 1, 0
+            value = result[task.monitor]
+            improved = improves(task, value, state.patience_best, cfg.early_stopping_min_delta)
+            state.patience_best = value if improved else state.patience_best
+            stale = 0 if improved else state.evals_without_improvement + 1
+            state.evals_without_improvement = stale
+            stop_early = 0 < patience <= stale
+            if cfg.scheduler == "plateau" and stale and stale % cfg.lr_patience == 0:
+                lower_lr(run.scheduler)  # lr_patience more evaluations without improvement
+        if task.is_better(result[task.monitor], state.best_metric):
+            state.best_metric = result[task.monitor]
+            save(run, "best")
+        save(run, "last")
+        if stop_early and run.info.is_main:
+            print(f"early stopping: no improvement of {task.monitor} in {patience} evaluations")
+    if not result and not stopped_by:  # nothing was left to train: report where it ended
+        result = evaluate(unwrap(run.train_model), run.val_loader, task, run.precision, run.info)
+        if run.info.is_main:
+            where = f"epoch {state.epoch}/{cfg.epochs}, step {state.step}"
+            print(f"nothing left to train ({where}); {format_metrics(result)}")
+    # (a run stopped by a signal ends with how to continue it, not with advice)
+    waited = state.step >= ADVICE_STEPS and monitor.data_wait_share() > DATA_BOUND
+    if run.info.is_main and not stopped_by and waited:
+        print(data_advice(monitor.data_wait_share(), run.train_loader, cfg.batch_size))
+    monitor.close(interrupted=stopped_by is not None)
+    return {**result, "step": state.step, "epoch": state.epoch, "stopped_by": stopped_by}
+
+
+def build_run(
+    config: Config,
+    info: DistInfo,
+    device: torch.device,
+) -> Run:
+    """Model, data, optimizer and schedule as configured; on resume, restored in place."""
+    out_dir = Path(config.train.out_dir).expanduser()
+    resume = ckpt.resolve_resume(config.train.resume, out_dir, info.is_main)
+    set_seed(config.train.seed, config.train.deterministic)
+    saved = resume[1] if resume else {}
+    bundle = build_data(config.data, config.train.seed, saved.get("data_state"))
+    task = get_task(config.task, config.train.monitor).for_data(bundle.spec, bundle.state)
+    task, sample_weights = task.for_training(
+        config, bundle.train_targets, saved.get("class_weights"), device
+    )
+    model = build_model(config.model, bundle.spec)
+    amp = precision(device, config.train.amp, config.train.amp_dtype)
+    model = model.to(device)  # moved once, before the loop
+    train_loader, val_loader, sampler = build_loaders(bundle, config, info, device, sample_weights)
+    optimizer = build_optimizer(model, config.train, device)
+    steps_per_epoch = len(train_loader) // config.train.grad_accum_steps
+    schedule = build_scheduler(optimizer, config.train, steps_per_epoch)
+    state = ckpt.TrainState()
+    if resume:  # after everything is built, so the restored RNG states are not disturbed
+        path, checkpoint = resume
+        objects = (model, optimizer, schedule, amp.scaler)
+        state = ckpt.restore_training(checkpoint, path, *objects, config.to_dict(), info.world_size)
+        if info.is_main:
+            print(f"resuming from {path} at epoch {state.epoch + 1}, step {state.step}")
+    return Run(
+        config=config,
+        task=task,
+        info=info,
+        out_dir=out_dir,
+        model=model,
+        train_model=prepare_model(model, config, info, device),
+        optimizer=optimizer,
+        scheduler=schedule,
+        precision=amp,
+        train_loader=train_loader,
+        val_loader=val_loader,
+        sampler=sampler,
+        data_state=bundle.state,
+        data_spec=bundle.spec,
+        state=state,
+        resumed=resume is not None,
+        signals=StopSignals(info),
+    )
+
+
+def prepare_model(
+    model: nn.Module, config: Config, info: DistInfo, device: torch.device
+) -> nn.Module:
+    """DDP first, then torch.compile (the order the PyTorch docs recommend)."""
+    if info.enabled:
+        ids = [device.index] if device.type == "cuda" else None
+        model = nn.parallel.DistributedDataParallel(model, device_ids=ids)
+    if config.train.compile:
+        model = torch.compile(model, mode=config.train.compile_mode)
+    return model
+
+
+def data_advice(share: float, loader: DataLoader, batch_size: int) -> str:
+    """One line for a run whose steps waited for data: a change that helps this dataset."""
+    waited = f"data: the training steps spent {share:.0%} of their time waiting for batches"
+    if in_memory(loader.dataset):  # workers would only copy tensors already in memory
+        return (
+            f"{waited}, each fetched from memory at once, so the steps are short: give each "
+            f"more work, e.g. --set train.batch_size={batch_size * 4}"
+        )
+    if loader.num_workers == 0 and worker_count("auto", loader.dataset) > 0:
+        return f"{waited}; load them in parallel: --set data.num_workers=auto (or a number)"
+    if loader.num_workers == 0:
+        return f"{waited}; no loader workers can run here (cores, processes): make samples cheaper"
+    return (
+        f"{waited} with data.num_workers={loader.num_workers}; raise it while cores are idle "
+        f"(--set data.num_workers={loader.num_workers + 1}), else make each sample cheaper"
+    )
+
+
+def check_finite(summary: LossSummary | None, run: Run) -> None:
+    """train.on_nonfinite: "stop" raises before anything is saved, "warn" goes on. Under a
+    GradScaler a non-finite loss only skips its step, so the weights stay finite."""
+    if summary is None or summary.nonfinite is None:
+        return
+    step, value = summary.nonfinite
+    message = f"non-finite loss ({value}) at step {step}"
+    if run.precision.scaler.is_enabled():
+        message += "; the GradScaler skipped that step"
+    elif run.config.train.on_nonfinite == "stop":
+        raise NonFiniteLossError(message + "; stopping (--set train.on_nonfinite=warn continues)")
+    if run.info.is_main:
+        print(f"warning: {message}", file=sys.stderr)
+
+
+def save(run: Run, stem: str) -> None:
+    """Checkpoint `stem`.pt from rank 0, never with non-finite weights; every rank waits."""
+    path = run.out_dir / f"{stem}.pt"
+    state = ckpt.training_state(
+        run.scheduler,
+        run.precision.scaler,
+        run.state,
+        run.config.to_dict(),
+        run.data_state,
+        run.info.world_size,
+        getattr(run.task, "class_weights", None),  # classification: train.class_weights
+        run.data_spec,
+    )
+    if run.info.is_main:
+        ckpt.save_if_finite(path, ckpt.training_payload(run.model, run.optimizer, state))
+    barrier(run.info)
+
+
+def trained_model(
+    path: str, config_file: str | None = None, overrides: tuple[str, ...] | list[str] = ()
+) -> tuple[dict[str, Any], Config, DataBundle, nn.Module]:
+    """A checkpoint, its config (plus any overrides), its data
+    and its model, built in this process (the weights are not loaded yet)."""
+    checkpoint = ckpt.load_checkpoint(path)
+    config = load_config(config_file, list(overrides), base=config_from_dict(checkpoint["config"]))
+    bundle = build_data(config.data, config.train.seed, checkpoint.get("data_state"))
+    return checkpoint, config, bundle, build_model(config.model, bundle.spec)

@@ -1,0 +1,51 @@
+from __future__ import annotations
+
+import csv
+import json
+from pathlib import Path
+
+import torch
+
+from segmenter.cli import main
+from segmenter.config import Config, load_config
+from segmenter.smoke import stage_overfit
+from segmenter.train import fit
+
+
+def test_training_writes_outputs(tiny_config: Config) -> None:
+    result = fit(tiny_config)
+    out = Path(tiny_config.train.out_dir)
+    assert (out / "last.pt").exists() and (out / "best.pt").exists()
+    assert (out / "config.toml").exists()
+    rows = list(csv.DictReader(open(out / "metrics.csv", encoding="utf-8")))
+    assert {row["split"] for row in rows} == {"train", "val"}
+    assert result["num_samples"] > 0
+
+
+def test_loss_falls_on_one_batch(tiny_config: Config) -> None:
+    assert "->" in stage_overfit(tiny_config)
+
+
+def test_evaluate_command_prints_json(tiny_config: Config, capsys) -> None:
+    fit(load_config(overrides=["train.max_steps=2"], base=tiny_config))
+    capsys.readouterr()
+    checkpoint = Path(tiny_config.train.out_dir) / "last.pt"
+    assert main(["evaluate", "--checkpoint", str(checkpoint), "--json"]) == 0
+    result = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
+    assert {"loss", "num_samples"} <= result.keys()
+    assert {"pixel_accuracy", "miou", "per_class", "confusion_matrix"} <= result.keys()
+    assert 0.0 <= result["miou"] <= 1.0
+    assert main(["evaluate", "--checkpoint", str(checkpoint), "--split", "test"]) == 1
+    assert "no test split" in capsys.readouterr().err  # synthetic data has none
+
+
+def test_early_stopping_stops_and_its_count_is_in_the_checkpoint(tiny_config: Config) -> None:
+    # no change of the metric beats a min_delta of 1e9: every evaluation after the first
+    # counts as one without improvement, so patience 2 stops after epoch 3 of 5
+    sets = ["train.epochs=5", "train.early_stopping_patience=2"]
+    sets.append("train.early_stopping_min_delta=1e9")
+    result = fit(load_config(overrides=sets, base=tiny_config))
+    assert result["epoch"] == 3 and result["stopped_by"] is None
+    last = Path(tiny_config.train.out_dir) / "last.pt"
+    checkpoint = torch.load(last, map_location="cpu", weights_only=True)
+    assert checkpoint["evals_without_improvement"] == 2
