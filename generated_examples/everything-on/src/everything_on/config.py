@@ -114,6 +114,9 @@ class TrainConfig:
     head_lr_multiplier: float = option(
         1.0, "the head's (last top-level module's) learning rate as a multiple of lr", low=0.0
     )
+    freeze_epochs: int = option(
+        0, "train only the head for the first N epochs, then everything (model.freeze stays)", low=0
+    )
     grad_clip: float = option(1.0, "max gradient norm; 0 disables clipping", low=0.0)
     grad_accum_steps: int = option(1, "batches per optimizer step (DDP syncs on the last)", low=1)
     ema_decay: float = option(

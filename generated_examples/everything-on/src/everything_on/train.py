@@ -36,7 +36,7 @@ from .runtime import DistInfo, Precision, barrier, distributed, precision, set_s
 from .sharding import save_sharded, shard_model
 from .stopping import StopSignals, improves
 from .tasks import DataSpec, Task, get_task
-from .transfer import freeze, frozen_batch_norm_eval, init_weights
+from .transfer import freeze, frozen_batch_norm_eval, head_only, init_weights
 
 DATA_BOUND = 0.2  # a larger share of step time waiting for batches: data is the bottleneck
 ADVICE_STEPS = 10  # fewer steps measure the loader's start (its first batch), not its pace
@@ -117,6 +117,7 @@ def train(run: Run, monitor: Monitor) -> dict[str, Any]:
     while state.epoch < cfg.epochs and not (done or stopped_by or stop_early):
         run.sampler.set_epoch(state.epoch, skip=state.batch_in_epoch * cfg.batch_size)
         run.train_model.train()
+        head_only(run.model, run.config, state.epoch)  # train.freeze_epochs
         frozen_batch_norm_eval(run.model, run.config.model)  # model.freeze_bn
         run.optimizer.zero_grad(set_to_none=True)
         losses = []  # of the batches of the current optimizer step
@@ -134,7 +135,7 @@ def train(run: Run, monitor: Monitor) -> dict[str, Any]:
             run.scheduler.step()
             run.ema.update()
             state.step += 1
-            monitor.record_step(torch.stack(losses).mean(), state.step)
+            monitor.record_step(losses[0] if accum == 1 else torch.stack(losses).mean(), state.step)
             losses = []
 
             done = 0 < cfg.max_steps <= state.step

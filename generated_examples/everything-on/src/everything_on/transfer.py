@@ -7,6 +7,13 @@ the step start from zero. Continuing a run is `train.resume`, which wins when bo
 
 `freeze` turns off the gradients of parameters under some module paths; the optimizer
 leaves them out, and BatchNorm layers among them stay in eval mode (`model.freeze_bn`).
+
+`train.freeze_epochs` trains only the head (the model's last top-level module with
+parameters, as for `train.head_lr_multiplier`) for the first N epochs, then the whole model:
+the body stays in the optimizer throughout, without gradients while frozen (so the
+optimizer skips it and its state is untouched), and the body's learning rate is `train.lr`,
+the head's `train.lr * train.head_lr_multiplier`. Which parts train follows from the epoch
+alone, so a run resumed before, at or after the unfreeze continues exactly.
 """
 
 from __future__ import annotations
@@ -19,7 +26,7 @@ import torch
 from torch import nn
 
 from .checkpoint import CheckpointError, clean_state_dict, load_weights_only
-from .config import ConfigError, ModelConfig
+from .config import Config, ConfigError, ModelConfig
 from .models import unwrap
 
 BATCH_NORMS = (nn.BatchNorm1d, nn.BatchNorm2d, nn.BatchNorm3d, nn.SyncBatchNorm)
@@ -167,3 +174,31 @@ def frozen_batch_norm_eval(model: nn.Module, cfg: ModelConfig) -> None:
     for name, module in unwrap(model).named_modules():
         if isinstance(module, BATCH_NORMS) and any(is_under(name, p) for p in cfg.freeze):
             module.eval()
+
+
+def head_name(model: nn.Module) -> str:
+    """The head: the model's last top-level module with parameters (as in optim.py)."""
+    return [name for name, part in model.named_children() if list(part.parameters())][-1]
+
+
+def head_only(model: nn.Module, config: Config, epoch: int) -> None:
+    """Called after `model.train()` at every epoch's start: for the first
+    train.freeze_epochs epochs only the head trains (the body without gradients, its
+    BatchNorm layers in eval mode when model.freeze_bn); then everything that
+    model.freeze does not hold. Idempotent: the epoch decides."""
+    if not config.train.freeze_epochs:
+        return
+    if torch.distributed.is_initialized():  # DDP would wait for gradients the body lacks
+        raise ConfigError(
+            "train.freeze_epochs needs a single process: train the head with model.freeze, "
+            "then everything in a second run from it (model.init_from)"
+        )
+    model = unwrap(model)
+    head, frozen = head_name(model), epoch < config.train.freeze_epochs
+    for name, param in model.named_parameters():
+        held = any(is_under(name, prefix) for prefix in config.model.freeze)
+        param.requires_grad_(not held and (is_under(name, head) or not frozen))
+    if frozen and config.model.freeze_bn:
+        for name, module in model.named_modules():
+            if isinstance(module, BATCH_NORMS) and not is_under(name, head):
+                module.eval()

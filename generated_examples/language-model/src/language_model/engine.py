@@ -7,6 +7,7 @@ and the loop decides when to look at them (at log intervals and checkpoints).
 from __future__ import annotations
 
 import contextlib
+from collections.abc import Callable
 from typing import Any
 
 import torch
@@ -37,7 +38,8 @@ def forward_backward(
     with precision.autocast():
         outputs = model(**model_inputs(batch))
         loss = task.loss(outputs, batch["targets"])
-    precision.scaler.scale(loss / parts).backward()  # a disabled scaler passes through
+    part = loss / parts if parts > 1 else loss  # dividing by 1 costs a kernel and its backward
+    precision.scaler.scale(part).backward()  # a disabled scaler passes through
     return loss.detach()
 
 
@@ -69,9 +71,12 @@ def evaluate(
     precision: Precision,
     info: DistInfo,
     details: bool = False,
+    stop: Callable[[], bool] | None = None,
 ) -> dict[str, Any]:
     """Loss and task metrics over the whole loader (all ranks together), in eval mode;
-    with `details`, also the task's per-class metrics and confusion matrix (if any)."""
+    with `details`, also the task's per-class metrics and confusion matrix (if any).
+    `stop`: asked after every batch; True ends the evaluation there (its metrics are then
+    of the batches so far: the training loop stops rather than use them)."""
     device = precision.device
     was_training = model.training
     model.eval()  # dropout off, batch-norm running statistics
@@ -87,6 +92,8 @@ def evaluate(
         totals["count"] += n
         for key, value in task.metric_sums(outputs, batch["targets"]).items():
             totals[key] += value
+        if stop is not None and stop():
+            break
     model.train(was_training)
     # read back once, after the loop: the only host syncs of an evaluation
     sums = {key: all_reduce_sum(value, info).cpu() for key, value in totals.items()}

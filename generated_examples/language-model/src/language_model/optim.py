@@ -14,7 +14,7 @@ from typing import Any
 import torch
 from torch import nn
 
-from .config import TrainConfig
+from .config import ConfigError, TrainConfig
 
 LRScheduler = torch.optim.lr_scheduler.LRScheduler
 
@@ -64,6 +64,32 @@ def build_scheduler(
     step_every = max(steps_per_epoch, 1) * cfg.lr_step_epochs
     factor = LrFactor(cfg.scheduler, cfg.warmup_steps, total, step_every, cfg.lr_gamma)
     return torch.optim.lr_scheduler.LambdaLR(optimizer, factor)
+
+
+def replan(scheduler: LRScheduler, cfg: TrainConfig, steps_per_epoch: int) -> list[str]:
+    """A restored schedule stretched to the run's planned length now (train.epochs or the
+    steps per epoch changed): cosine decays to 0 at the new end, the step schedule drops
+    every lr_step_epochs of the new epochs. Returns what changed, to be said; onecycle's
+    phases are fixed, so another length is refused."""
+    total = max(cfg.epochs * steps_per_epoch, 1)
+    if isinstance(scheduler, torch.optim.lr_scheduler.OneCycleLR):
+        if scheduler.total_steps != total:
+            raise ConfigError(
+                f"the onecycle schedule was planned for {scheduler.total_steps} steps, now "
+                f"{total} (train.epochs x {steps_per_epoch} steps per epoch); keep "
+                "train.epochs and train.batch_size, or train anew in another train.out_dir"
+            )
+        return []
+    factor = scheduler.lr_lambdas[0]
+    if not isinstance(factor, LrFactor) or factor.total == total:
+        return []
+    old, factor.total = factor.total, total
+    factor.step_every = max(steps_per_epoch, 1) * cfg.lr_step_epochs
+    for group, base in zip(scheduler.optimizer.param_groups, scheduler.base_lrs, strict=True):
+        group["lr"] = base * factor(scheduler.last_epoch)
+    if factor.shape not in ("cosine", "step"):  # the others do not depend on the length
+        return []
+    return [f"the {factor.shape} schedule spans {total} steps (was {old})"]
 
 
 class LrFactor:

@@ -30,7 +30,7 @@ from .data import DataBundle, EpochOrder, build_data, build_loaders, in_memory, 
 from .engine import evaluate, forward_backward, no_sync, optimizer_step, to_device
 from .models import build_model, unwrap
 from .monitor import LossSummary, Monitor, format_metrics
-from .optim import build_optimizer, build_scheduler, lower_lr
+from .optim import build_optimizer, build_scheduler, lower_lr, replan
 from .runtime import DistInfo, Precision, barrier, distributed, precision, set_seed
 from .stopping import StopSignals, improves
 from .tasks import DataSpec, Task, get_task
@@ -105,6 +105,7 @@ def train(run: Run, monitor: Monitor) -> dict[str, Any]:
     done = 0 < cfg.max_steps <= state.step  # train.max_steps reached (also: resumed there)
     stopped_by = None  # the name of a stop signal (SIGTERM, SIGUSR1, SIGINT)
     stop_early = 0 < patience <= state.evals_without_improvement  # also when resumed
+    stop = run.signals.pending  # a stop signal cuts an evaluation short
     while state.epoch < cfg.epochs and not (done or stopped_by or stop_early):
         run.sampler.set_epoch(state.epoch, skip=state.batch_in_epoch * cfg.batch_size)
         run.train_model.train()
@@ -123,7 +124,7 @@ def train(run: Run, monitor: Monitor) -> dict[str, Any]:
             optimizer_step(run.optimizer, run.precision.scaler, cfg.grad_clip)
             run.scheduler.step()
             state.step += 1
-            monitor.record_step(torch.stack(losses).mean(), state.step)
+            monitor.record_step(losses[0] if accum == 1 else torch.stack(losses).mean(), state.step)
             losses = []
 
             done = 0 < cfg.max_steps <= state.step
@@ -140,13 +141,16 @@ def train(run: Run, monitor: Monitor) -> dict[str, Any]:
             if done or stopped_by:
                 break
 
-        if stopped_by:  # no evaluation: a preempted job has seconds left, not minutes
+        if not stopped_by:  # no evaluation after a signal: a preempted job has seconds left
+            # a signal during it ends it after the batch at hand and stops the run here
+            model = unwrap(run.train_model)
+            scores = evaluate(model, run.val_loader, task, run.precision, run.info, stop=stop)
+            stopped_by = run.signals.agreed()
+        if stopped_by:  # last.pt; resumed, the run evaluates this epoch (if it ended) first
             save(run, "last")
-            if run.info.is_main:
-                where = f"epoch {state.epoch + 1}, step {state.step}"
-                print(f"{stopped_by}: stopped at {where}; continue with --set train.resume=auto")
+            say_stopped(run, stopped_by)
             break
-        result = evaluate(unwrap(run.train_model), run.val_loader, task, run.precision, run.info)
+        result = scores
         monitor.log_eval(state.step, state.epoch + 1, cfg.epochs, result)
         if not done:  # the epoch ran to its end: the next one, and early stopping counts it
             state.epoch, state.batch_in_epoch = state.epoch + 1, 0
@@ -164,6 +168,10 @@ def train(run: Run, monitor: Monitor) -> dict[str, Any]:
         save(run, "last")
         if stop_early and run.info.is_main:
             print(f"early stopping: no improvement of {task.monitor} in {patience} evaluations")
+        if state.epoch < cfg.epochs and not (done or stop_early):  # another epoch is next
+            stopped_by = run.signals.agreed()  # a signal during the saves: no step of it
+            if stopped_by:
+                say_stopped(run, stopped_by)
     if not result and not stopped_by:  # nothing was left to train: report where it ended
         result = evaluate(unwrap(run.train_model), run.val_loader, task, run.precision, run.info)
         if run.info.is_main:
@@ -177,6 +185,13 @@ def train(run: Run, monitor: Monitor) -> dict[str, Any]:
     return {**result, "step": state.step, "epoch": state.epoch, "stopped_by": stopped_by}
 
 
+def say_stopped(run: Run, signal_name: str) -> None:
+    """Where a signal stopped the run, and how to continue it (last.pt holds it)."""
+    if run.info.is_main:
+        where = f"epoch {run.state.epoch + 1}, step {run.state.step}"
+        print(f"{signal_name}: stopped at {where}; continue with --set train.resume=auto")
+
+
 def build_run(
     config: Config,
     info: DistInfo,
@@ -187,6 +202,7 @@ def build_run(
     resume = ckpt.resolve_resume(config.train.resume, out_dir, info.is_main)
     set_seed(config.train.seed, config.train.deterministic)
     saved = resume[1] if resume else {}
+    changes = ckpt.resume_changes(saved["config"], config.to_dict(), resume[0]) if resume else []
     bundle = build_data(config.data, config.train.seed, saved.get("data_state"))
     task = get_task(config.task, config.train.monitor).for_data(bundle.spec, bundle.state)
     task, sample_weights = task.for_training(
@@ -204,8 +220,11 @@ def build_run(
         path, checkpoint = resume
         objects = (model, optimizer, schedule, amp.scaler)
         state = ckpt.restore_training(checkpoint, path, *objects, config.to_dict(), info.world_size)
+        changes += replan(schedule, config.train, steps_per_epoch)  # the run's new length
         if info.is_main:
             print(f"resuming from {path} at epoch {state.epoch + 1}, step {state.step}")
+            if changes:
+                print(f"resuming with changed settings, applied: {'; '.join(changes)}")
     return Run(
         config=config,
         task=task,

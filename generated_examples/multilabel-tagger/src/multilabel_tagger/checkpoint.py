@@ -326,6 +326,68 @@ def check_global_batch(
     )
 
 
+# Settings a resumed run cannot take a new value of: the restored optimizer and schedule
+# hold the old one, or the rest of the run would draw other samples. Any other change is
+# applied, and said (`resume_changes`).
+KEPT_ON_RESUME = {
+    "train.lr": "the restored optimizer and schedule hold the learning rate",
+    "train.optimizer": "the restored optimizer state is of that optimizer",
+    "train.weight_decay": "the restored optimizer holds it",
+    "train.momentum": "the restored optimizer holds it",
+    "train.nesterov": "the restored optimizer holds it",
+    "train.head_lr_multiplier": "the restored optimizer holds the head's learning rate",
+    "train.scheduler": "the restored schedule is of that kind",
+    "train.warmup_steps": "the restored schedule holds it",
+    "train.lr_gamma": "the restored schedule holds it",
+    "train.lr_step_epochs": "the restored schedule holds it",
+    "train.grad_accum_steps": "the restored schedule counts optimizer steps of that many batches",
+    "train.seed": "the rest of the run's data order and random draws follow it",
+    "data.val_fraction": "it moves rows between the training and validation splits",
+}
+
+
+def resume_changes(saved: dict[str, Any], config: dict[str, Any], path: str | Path) -> list[str]:
+    """The settings that differ from the checkpoint's, as "key: old -> new" (applied);
+    refuses, naming the --set that keeps each, any of KEPT_ON_RESUME."""
+    before, now = flat(saved), flat(config)
+    changed = [
+        key
+        for key, value in now.items()
+        if key in before and before[key] != value and key != "train.resume"
+    ]
+    refused = [key for key in changed if key in KEPT_ON_RESUME]
+    if refused:
+        why = "; ".join(
+            f"{key} {before[key]!r} -> {now[key]!r} ({KEPT_ON_RESUME[key]})" for key in refused
+        )
+        keep = " ".join(f"--set {key}={as_setting(before[key])}" for key in refused)
+        raise CheckpointError(
+            f"{path}: cannot resume with {why}; keep the run's with {keep}, or train anew "
+            "with --set train.out_dir=ANOTHER_DIR"
+        )
+    return [f"{key}: {before[key]!r} -> {now[key]!r}" for key in changed]
+
+
+def flat(values: dict[str, Any], prefix: str = "") -> dict[str, Any]:
+    """{"train": {"lr": 0.1}} -> {"train.lr": 0.1}"""
+    found: dict[str, Any] = {}
+    for key, value in values.items():
+        if isinstance(value, dict):
+            found.update(flat(value, f"{prefix}{key}."))
+        else:
+            found[f"{prefix}{key}"] = value
+    return found
+
+
+def as_setting(value: Any) -> str:
+    """A value as --set writes it: true/false, numbers as Python prints them, bare words."""
+    if isinstance(value, bool):
+        return str(value).lower()
+    if isinstance(value, str) and (not value or not value.replace("_", "").isalnum()):
+        return repr(value).replace("'", '"') if value else '""'
+    return str(value)
+
+
 def resolve_resume(
     choice: str, out_dir: Path, is_main: bool = True
 ) -> tuple[Path, dict[str, Any]] | None:

@@ -2,8 +2,9 @@
 stop signals.
 
 SIGTERM and SIGUSR1 (what clusters and schedulers send before they preempt a job) and a
-first Ctrl-C only set a flag; the training loop reads it at the next optimizer step,
-writes last.pt and ends the run, which exits with EXIT_STATUS. A second Ctrl-C stops at
+first Ctrl-C only set a flag; the training loop reads it after every optimizer step (an
+evaluation after each of its batches; no step runs after it), writes last.pt and ends
+the run, which exits with EXIT_STATUS. A second Ctrl-C stops at
 once. Under torchrun, send the signal to torchrun: it passes it on to every process.
 """
 
@@ -63,6 +64,11 @@ class StopSignals:
         if self.received is not None and signum == signal.SIGINT:
             raise KeyboardInterrupt  # a second Ctrl-C: stop now, without a checkpoint
         self.received = signal.Signals(signum)
+
+    def pending(self) -> bool:
+        """Whether a stop signal came to this process (not agreed with the other ranks: for
+        a loop that ends on its own, such as an evaluation, before `agreed` is asked)."""
+        return self.received is not None
 
     def agreed(self) -> str | None:
         """The name of the signal that stops the run, the same on every rank: one rank's

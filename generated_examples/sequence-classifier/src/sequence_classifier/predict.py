@@ -116,9 +116,11 @@ def predict(args: argparse.Namespace) -> int:
 
     def fail(item: Raw, reason: str) -> None:
         failures.append(item)
-        where = item.source if item.row is None else f"{item.source} row {item.row}"
+        source = printable(item.source)
+        where = source if item.row is None else f"{source} row {item.row}"
         # a reason that already names the file (Pillow's, say) is not prefixed twice
         message = reason if item.source in reason else f"{where}: {reason}"
+        message = printable(message)
         tqdm.write(f"error: {message}", file=sys.stderr)  # above the progress bar, if any
 
     with output_file(args.output) as handle, progress() as bar:
@@ -162,7 +164,17 @@ def records(items: list[Raw], results: Iterator[dict[str, Any]]) -> list[dict[st
 
 def origin(item: Raw) -> dict[str, Any]:
     """The file an input came from, and its row when the file holds many."""
-    return {"input": item.source} if item.row is None else {"input": item.source, "row": item.row}
+    source = printable(item.source)
+    return {"input": source} if item.row is None else {"input": source, "row": item.row}
+
+
+def printable(name: str) -> str:
+    """A file name as valid UTF-8 text: the bytes of a name that is not UTF-8 (which Python
+    holds as lone surrogates) written as \\xNN escapes, so every output format can hold it."""
+    try:
+        return name.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+    except UnicodeEncodeError:  # a surrogate that no undecodable byte made
+        return name.encode("utf-8", "backslashreplace").decode("utf-8")
 
 
 @torch.inference_mode()

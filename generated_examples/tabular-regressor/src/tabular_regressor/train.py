@@ -124,7 +124,7 @@ def train(run: Run, monitor: Monitor) -> dict[str, Any]:
             optimizer_step(run.optimizer, run.precision.scaler, cfg.grad_clip)
             run.scheduler.step()
             state.step += 1
-            monitor.record_step(torch.stack(losses).mean(), state.step)
+            monitor.record_step(losses[0] if accum == 1 else torch.stack(losses).mean(), state.step)
             losses = []
 
             done = 0 < cfg.max_steps <= state.step

@@ -204,6 +204,8 @@ class TensorBatches(Sampler[torch.Tensor]):
 
     def __iter__(self) -> Iterator[torch.Tensor]:
         mine = self.sampler._indices()[self.sampler.skip :]  # (num_samples - skip,)
+        if len(self) == 0:  # resumed at the epoch's end (split would give one empty batch)
+            return iter(())
         return iter(mine[: len(self) * self.batch_size].split(self.batch_size))
 
     def __len__(self) -> int:

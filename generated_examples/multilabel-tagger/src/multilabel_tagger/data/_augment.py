@@ -58,15 +58,24 @@ def uniform(low: float, high: float, gen: torch.Generator) -> float:
     return low + (high - low) * float(torch.rand((), generator=gen))
 
 
-def random_resized_crop(image: torch.Tensor, policy: Policy, gen: torch.Generator) -> torch.Tensor:
-    """A random crop of the image (3, H, W), scaled back to (3, H, W)."""
-    _, height, width = image.shape
+def crop_box(
+    height: int, width: int, policy: Policy, gen: torch.Generator
+) -> tuple[int, int, int, int]:
+    """A random crop (top, left, h, w) of an image of height x width pixels: its area a
+    share of the image's within policy.scale, its width / height within policy.ratio."""
     area = uniform(*policy.scale, gen) * height * width
     ratio = math.exp(uniform(math.log(policy.ratio[0]), math.log(policy.ratio[1]), gen))
     w = min(max(round(math.sqrt(area * ratio)), 1), width)
     h = min(max(round(math.sqrt(area / ratio)), 1), height)
     top = int(torch.randint(0, height - h + 1, (), generator=gen))
     left = int(torch.randint(0, width - w + 1, (), generator=gen))
+    return top, left, h, w
+
+
+def random_resized_crop(image: torch.Tensor, policy: Policy, gen: torch.Generator) -> torch.Tensor:
+    """A random crop of the image (3, H, W), scaled back to (3, H, W)."""
+    _, height, width = image.shape
+    top, left, h, w = crop_box(height, width, policy, gen)
     crop = image[None, :, top : top + h, left : left + w]  # (1, 3, h, w)
     size = (height, width)
     return F.interpolate(crop, size=size, mode="bilinear", align_corners=False)[0]  # (3, H, W)

@@ -26,8 +26,17 @@ data.image_size x data.image_size, augmented (training split only: `data.augment
 _augment.py) and normalised per channel with the mean/std of the training split. Class
 names and those statistics go into `bundle.state` (saved in checkpoints), so evaluation
 prepares images exactly as training did, and so does `predict`, from the checkpoint alone
-(`raw_inputs`). With an empty `data.root` the project's
-synthetic images are used instead. This file is yours: `ptgen update` never touches it.
+(`raw_inputs`).
+
+`data.processor` (a hub id or local directory: the one of `model.pretrained`, for the
+`hf-vision` model kind) hands those decisions to that model's Hugging Face image processor
+(`AutoImageProcessor`, read once when training starts): the image size (its crop size when
+it crops, else its size; images are resized to that square), the resampling filter, and
+the mean/std it normalises with, instead of data.image_size and the training split's
+statistics. They are saved in `bundle.state` too (`processor`, `image_size`, `resample`,
+`mean`, `std`), so evaluation and `predict` need neither the processor nor transformers.
+With an empty `data.root` the project's synthetic images are used instead. This file is
+yours: `ptgen update` never touches it.
 
 `data.cache` keeps the decoded, resized images (uint8) so that only the first epoch
 decodes: "disk" (the default) writes them to one file in `data.cache_dir`, reused by later
@@ -40,6 +49,7 @@ from it.
 from __future__ import annotations
 
 import csv
+import dataclasses
 import hashlib
 import json
 import os
@@ -64,7 +74,10 @@ from ._synthetic import SyntheticOptions, make_splits
 IMAGE_EXTENSIONS = {".png", ".jpg", ".jpeg", ".bmp", ".gif", ".webp", ".tif", ".tiff"}
 MAX_STATS_IMAGES = 2000  # mean/std are estimated on at most this many training images
 MAX_LISTED = 50  # bad files named in the error; the count covers them all
-CACHE_FORMAT = "rgb-bilinear-1"  # part of a disk cache's name: change it when decode() does
+CACHE_FORMAT = (
+    "rgb-2"  # part of a disk cache's name (with the filter): change it when decode() does
+)
+BILINEAR = int(Image.Resampling.BILINEAR)  # the filter without data.processor
 
 
 @dataclass
@@ -111,18 +124,24 @@ class Options(SyntheticOptions):
         "each image's labels: CSV file,labels or JSON {file: [labels]} (relative to root)",
     )
     label_separator: str = option("|", "separates the labels of a CSV labels cell")
+    processor: str = option(
+        "", "Hugging Face image processor (model.pretrained's) deciding size, filter, mean and std"
+    )
 
 
-def decode(path: Path, size: int, max_pixels: int) -> torch.Tensor:
+def decode(path: Path, size: int, max_pixels: int, resample: int = BILINEAR) -> torch.Tensor:
     """One image file as uint8 pixels (3, size, size): what the cache holds."""
-    Image.MAX_IMAGE_PIXELS = max_pixels  # per call: DataLoader workers may not share it
+    # checked here, as `problem` checks it: Pillow only warns up to twice its limit
+    Image.MAX_IMAGE_PIXELS = None  # per call: DataLoader workers may not share it
     try:
-        with Image.open(path) as image:
+        with Image.open(path) as image:  # reads the header only
+            if image.width * image.height > max_pixels:
+                raise Image.DecompressionBombError(f"{image.width}x{image.height} pixels")
             ImageOps.exif_transpose(image, in_place=True)  # camera photos store a rotation
-            rgb = to_rgb(image).resize((size, size), Image.Resampling.BILINEAR)
-    except Image.DecompressionBombError:
+            rgb = to_rgb(image).resize((size, size), Image.Resampling(resample))
+    except Image.DecompressionBombError as exc:
         raise ConfigError(
-            f"image {path} has more pixels than data.max_image_pixels ({max_pixels}); "
+            f"image {path} has more pixels ({exc}) than data.max_image_pixels ({max_pixels}); "
             "if you trust the file, raise it (--set data.max_image_pixels=N)"
         ) from None
     except (OSError, UnidentifiedImageError, SyntaxError, ValueError) as exc:
@@ -131,23 +150,25 @@ def decode(path: Path, size: int, max_pixels: int) -> torch.Tensor:
     return pixels.view(size, size, 3).permute(2, 0, 1).contiguous()  # (3, H, W)
 
 
-def load_image(path: Path, size: int, max_pixels: int) -> torch.Tensor:
+def load_image(path: Path, size: int, max_pixels: int, resample: int = BILINEAR) -> torch.Tensor:
     """One image file as a float tensor (3, size, size) with values in [0, 1]."""
-    return decode(path, size, max_pixels).float() / 255.0  # (3, H, W)
+    return decode(path, size, max_pixels, resample).float() / 255.0  # (3, H, W)
 
 
 class Decoded(Dataset):
     """The uint8 pixels (3, S, S) of a list of files, by index: the cache's fill reads
     them through a DataLoader, so that its workers decode in parallel."""
 
-    def __init__(self, files: list[Path], size: int, max_pixels: int) -> None:
-        self.files, self.size, self.max_pixels = files, size, max_pixels
+    def __init__(
+        self, files: list[Path], size: int, max_pixels: int, resample: int = BILINEAR
+    ) -> None:
+        self.files, self.size, self.max_pixels, self.resample = files, size, max_pixels, resample
 
     def __len__(self) -> int:
         return len(self.files)
 
     def __getitem__(self, index: int) -> torch.Tensor:
-        return decode(self.files[index], self.size, self.max_pixels)  # (3, S, S)
+        return decode(self.files[index], self.size, self.max_pixels, self.resample)  # (3, S, S)
 
 
 class ImageCache:
@@ -160,11 +181,13 @@ class ImageCache:
     folder gives a new name, so a stale cache is never read; it is written to a temporary
     file and renamed, so a killed fill never leaves a partial file under that name."""
 
-    def __init__(self, files: list[Path], cfg: Options, part: str) -> None:
-        self.decoded = Decoded(files, cfg.image_size, cfg.max_image_pixels)
+    def __init__(
+        self, files: list[Path], cfg: Options, part: str, resample: int = BILINEAR
+    ) -> None:
+        self.decoded = Decoded(files, cfg.image_size, cfg.max_image_pixels, resample)
         self.kind, self.num_workers = cfg.cache, cfg.num_workers
         self.shape = (len(files), 3, cfg.image_size, cfg.image_size)
-        self.path = cache_file(files, cfg, part) if cfg.cache == "disk" else None
+        self.path = cache_file(files, cfg, part, resample) if cfg.cache == "disk" else None
         self.pixels: torch.Tensor | None = None  # (N, 3, S, S) uint8 once filled
         self.looked = False  # whether this process has looked for an existing disk cache
         self.filled = False
@@ -280,10 +303,11 @@ def reserve(fd: int, size: int) -> None:
         os.ftruncate(fd, size)
 
 
-def cache_file(files: list[Path], cfg: Options, part: str) -> Path:
+def cache_file(files: list[Path], cfg: Options, part: str, resample: int = BILINEAR) -> Path:
     """`cache_dir/<folder>-<part>-<hash of where the folder is>-<hash of its contents>.u8`."""
     root = Path(cfg.root).expanduser()
-    contents = hashlib.blake2b(f"{CACHE_FORMAT}/{cfg.image_size}".encode(), digest_size=8)
+    key = f"{CACHE_FORMAT}/{resample}/{cfg.image_size}"
+    contents = hashlib.blake2b(key.encode(), digest_size=8)
     for path in files:  # in the dataset's order: cache index i is file i
         stat = path.stat()
         contents.update(f"\n{path.relative_to(root)}/{stat.st_size}/{stat.st_mtime_ns}".encode())
@@ -307,8 +331,9 @@ class ImageFolder(Dataset):
         seed: int = 0,
         cache: ImageCache | None = None,
         offset: int = 0,
+        resample: int = BILINEAR,
     ) -> None:
-        self.files, self.size, self.max_pixels = files, size, max_pixels
+        self.files, self.size, self.max_pixels, self.resample = files, size, max_pixels, resample
         self.targets = [label for _, label in files]  # class weights need no decoding
         self.mean, self.std = mean.view(3, 1, 1), std.view(3, 1, 1)  # (3, 1, 1)
         self.augmentation, self.flip, self.seeds = augmentation, flip, EpochSeeds(seed)
@@ -329,7 +354,7 @@ class ImageFolder(Dataset):
         if self.cache is not None:
             pixels = self.cache[self.offset + index]  # (3, S, S) uint8
         else:
-            pixels = decode(path, self.size, self.max_pixels)  # (3, S, S) uint8
+            pixels = decode(path, self.size, self.max_pixels, self.resample)  # (3, S, S) uint8
         image = pixels.float() / 255.0  # (3, S, S), as load_image gives it
         if self.augmentation != "none":
             image = augment(image, self.augmentation, self.flip, self.seeds.generator(index))
@@ -577,9 +602,53 @@ def load_splits(cfg: Options) -> tuple[dict[str, list[Path]], dict[str, list[Pat
     return split_classes(train_by_class, cfg.val_fraction)
 
 
+def processor_steps(name: str) -> dict[str, Any]:
+    """What the image processor `name` does to an image, as this dataset does it: its
+    final size (the crop size when it crops), resampling filter, mean and std."""
+    try:
+        from transformers import AutoImageProcessor
+    except ImportError:
+        raise ConfigError(
+            "data.processor needs transformers: pip install -e '.[hf]' in the project"
+        ) from None
+    if name.startswith((".", "/", "~")) and not Path(name).expanduser().is_dir():
+        raise ConfigError(f"data.processor {name!r}: no such directory")
+    try:
+        processor = AutoImageProcessor.from_pretrained(name, use_fast=False)
+    except (OSError, ValueError) as exc:
+        raise ConfigError(f"data.processor {name!r}: {str(exc).strip().splitlines()[0]}") from None
+    crops = getattr(processor, "do_center_crop", False) and getattr(processor, "crop_size", None)
+    size = dict(processor.crop_size if crops else getattr(processor, "size", None) or {})
+    side = size.get("height", size.get("shortest_edge"))
+    if not side or size.get("width", side) != side:
+        raise ConfigError(f"data.processor {name!r}: no square image size in {size}")
+    normalises = getattr(processor, "do_normalize", True)
+    mean = getattr(processor, "image_mean", None) if normalises else None
+    std = getattr(processor, "image_std", None) if normalises else None
+    scale = (
+        getattr(processor, "rescale_factor", 1 / 255)
+        if getattr(processor, "do_rescale", True)
+        else 1.0
+    )
+    if abs(scale - 1 / 255) > 1e-9:
+        raise ConfigError(f"data.processor {name!r}: rescales by {scale}, this dataset by 1/255")
+    return {
+        "processor": name,
+        "image_size": int(side),
+        "resample": int(getattr(processor, "resample", BILINEAR)),
+        "mean": torch.tensor(mean if mean is not None else [0.0, 0.0, 0.0], dtype=torch.float32),
+        "std": torch.tensor(std if std is not None else [1.0, 1.0, 1.0], dtype=torch.float32),
+    }
+
+
 def build(cfg: Options, seed: int, state: dict[str, Any] | None = None) -> DataBundle:
     if not cfg.root:
         return DataBundle(*make_splits(cfg, seed))
+    # The size, filter and statistics: a checkpoint's, else data.processor's (read once)
+    steps = {k: state[k] for k in ("image_size", "resample") if k in state} if state else {}
+    steps = steps or (processor_steps(cfg.processor) if cfg.processor and not state else {})
+    cfg = dataclasses.replace(cfg, image_size=steps.get("image_size", cfg.image_size))
+    resample = steps.get("resample", BILINEAR)
     train_by_class, val_by_class = load_splits(cfg)
     root, sets = Path(cfg.root).expanduser(), read_labels(cfg)
     seen = {
@@ -595,9 +664,11 @@ def build(cfg: Options, seed: int, state: dict[str, Any] | None = None) -> DataB
     if not val_files:
         raise FileNotFoundError(f"no validation images in {cfg.root}/val/<class>/")
     # One cache for both splits: the training sampler's first set_epoch fills it.
-    cache = ImageCache([path for path, _ in train_files + val_files], cfg, "trainval")
+    cache = ImageCache([path for path, _ in train_files + val_files], cfg, "trainval", resample)
     if state:
         mean, std = state["mean"], state["std"]
+    elif "mean" in steps:
+        mean, std = steps["mean"], steps["std"]
     else:
         mean, std = channel_stats(cache, len(train_files))
     size, pixels = cfg.image_size, cfg.max_image_pixels
@@ -608,19 +679,35 @@ def build(cfg: Options, seed: int, state: dict[str, Any] | None = None) -> DataB
         by_class = find_images(test_dir)
         drop_bad_files([by_class], cfg)
         files = labelled(by_class, sets, classes, root, "test")
-        cache = ImageCache([path for path, _ in files], cfg, "test")
+        cache = ImageCache([path for path, _ in files], cfg, "test", resample)
         cache.fill()  # only `evaluate --split test` asks: now, before its loader starts
-        return ImageFolder(files, size, mean, std, pixels, cache=cache)
+        return ImageFolder(files, size, mean, std, pixels, cache=cache, resample=resample)
 
     return DataBundle(
         ImageFolder(
-            train_files, size, mean, std, pixels, cfg.augment, cfg.augment_flip, seed, cache
+            train_files,
+            size,
+            mean,
+            std,
+            pixels,
+            cfg.augment,
+            cfg.augment_flip,
+            seed,
+            cache,
+            resample=resample,
         ),
         ImageFolder(  # evaluation never augments
-            val_files, size, mean, std, pixels, cache=cache, offset=len(train_files)
+            val_files,
+            size,
+            mean,
+            std,
+            pixels,
+            cache=cache,
+            offset=len(train_files),
+            resample=resample,
         ),
         spec,
-        state={"classes": classes, "mean": mean, "std": std},
+        state={"classes": classes, "mean": mean, "std": std, **steps},
         load_test=load_test if test_dir.is_dir() else None,
     )
 
@@ -631,16 +718,20 @@ def raw_inputs(cfg: Options, state: dict[str, Any]) -> RawInputs | None:
     if not state:
         return None
     mean, std = state["mean"].view(3, 1, 1), state["std"].view(3, 1, 1)  # (3, 1, 1)
+    size, resample = state.get("image_size", cfg.image_size), state.get("resample", BILINEAR)
 
     def prepare(path: Path) -> dict[str, torch.Tensor]:
-        image = load_image(path, cfg.image_size, cfg.max_image_pixels)  # (3, S, S)
+        image = load_image(path, size, cfg.max_image_pixels, resample)  # (3, S, S)
         return {"inputs": (image - mean) / std}
 
     steps = {
         "read": "any Pillow image, converted to RGB",
-        "resize": [cfg.image_size, cfg.image_size],  # width, height; bilinear
+        "resize": [size, size],  # width, height
+        "resample": Image.Resampling(resample).name.lower(),  # Pillow's filter
         "scale": 1 / 255,  # pixel bytes to [0, 1]
         "normalize": {"mean": state["mean"].tolist(), "std": state["std"].tolist()},
         "layout": "CHW float32, (pixel * scale - mean) / std per channel",
     }
+    if "processor" in state:
+        steps["processor"] = state["processor"]  # the image processor these came from
     return RawInputs(lambda sources: image_files(sources, IMAGE_EXTENSIONS), prepare, steps)

@@ -61,7 +61,7 @@ import torch
 from ..config import ConfigError, option
 from ..tasks import DataSpec
 from . import DataBundle, TensorDictDataset, hold_out, note, read_text
-from ._inputs import RawInputs, table_rows
+from ._inputs import Raw, RawInputs
 from ._synthetic import SyntheticOptions, make_splits
 
 MIN_CATEGORY_COUNT = 2  # a category seen once cannot be learned: it counts as unknown
@@ -135,10 +135,14 @@ class Table:
         return f"{self.path}:{next(itertools.islice(csv_lines(self.path), position, None))}"
 
 
-def read_table(path: Path, na_values: Iterable[str] = (), text: Iterable[str] = ()) -> Table:
+def read_table(
+    path: Path, na_values: Iterable[str] = (), text: Iterable[str] = (), ignore: Iterable[str] = ()
+) -> Table:
     """A CSV file with a header row (every row as many cells as the header) or a Parquet
     file. Cells in `na_values` are read as missing (null); the `text` columns are read as
-    text even where they hold numbers (categories and class names as written)."""
+    text even where they hold numbers (categories and class names as written). The `ignore`
+    columns of a Parquet file may hold cells of any type (struct, list): they are read as
+    missing cells; such a column not ignored is an error naming it."""
     na_values = list(na_values or Options.na_values)
     parquet = path.suffix.lower() == ".parquet"
     if not path.is_file():
@@ -148,12 +152,32 @@ def read_table(path: Path, na_values: Iterable[str] = (), text: Iterable[str] = 
     twice = sorted({name for name in names if names.count(name) > 1})
     if twice:
         raise ConfigError(f"{path}: column names must be unique; repeated: {', '.join(twice)}")
+    if not parquet:
+        check_delimiter(path, names)
     text = {raw for raw, name in zip(header, names, strict=True) if name in text}
-    columns = read_parquet(path, text) if parquet else read_csv(path, header, na_values, text)
+    ignore = {raw for raw, name in zip(header, names, strict=True) if name in set(ignore)}
+    if parquet:
+        columns = read_parquet(path, text, ignore)
+    else:
+        columns = read_csv(path, header, na_values, text)
     release_memory()  # the parser's buffers
     if len(columns[0]) == 0:
         raise ConfigError(f"{path} needs a header row and at least one data row")
     return Table(path, names, dict(zip(names, columns, strict=True)))
+
+
+def check_delimiter(path: Path, names: list[str]) -> None:
+    """A header of one column that holds ';', tab or '|' between names: the file is not
+    comma-separated (and would be read as one column, with nothing to learn from)."""
+    if len(names) != 1:
+        return
+    for delimiter, called in ((";", "semicolons"), ("\t", "tabs"), ("|", "'|'")):
+        if len(names[0].split(delimiter)) > 1:
+            raise ConfigError(
+                f"{path}: the header is one column {names[0]!r}: the file looks separated by "
+                f"{called}, not commas; save it comma-separated (e.g. pandas: "
+                f"pd.read_csv(path, sep={delimiter!r}).to_csv(path, index=False))"
+            )
 
 
 def release_memory() -> None:
@@ -315,28 +339,44 @@ def parquet_header(path: Path) -> list[str]:
         raise ConfigError(f"{path}: not a Parquet file pyarrow can read ({exc})") from None
 
 
-def read_parquet(path: Path, text: set[str]) -> list[pa.ChunkedArray]:
+def read_parquet(
+    path: Path, text: set[str], ignore: set[str] = frozenset()
+) -> list[pa.ChunkedArray]:
     """The columns of a Parquet file, a batch at a time, NaN as missing like null; columns
-    of other types than numbers and text (dates, true/false), and the `text` ones, as text."""
+    of other types than numbers and text (dates, true/false), and the `text` ones, as text.
+    A column of nested cells (struct, list, map) is an error unless it is in `ignore`; then
+    its cells are read as missing."""
     import pyarrow.parquet as pq
 
     parquet = pq.ParquetFile(path)  # (parquet_header has read its footer)
     schema = parquet.schema_arrow
+    nested = {f.name: f.type for f in schema if pa.types.is_nested(f.type)}
+    for name, kind in nested.items():
+        if name not in ignore:
+            raise ConfigError(
+                f"{path}: column {name.strip()!r} holds {kind} cells, which cannot be read as "
+                f"numbers or categories; leave it out: --set data.ignore={name.strip()}"
+            )
     text = text | {f.name for f in schema if not reads_as_numbers(pa.array([], f.type))}
     while True:
         fields = [pa.field(f.name, pa.string() if f.name in text else f.type) for f in schema]
-        batches = (as_text(batch, text) for batch in parquet.iter_batches(1 << 16))
+        batches = (as_text(batch, text, set(nested)) for batch in parquet.iter_batches(1 << 16))
         columns, odd = gather(batches, pa.schema(fields), parquet.metadata.num_rows)
         if not odd:
             return columns
         text |= set(odd)  # "inf" as written
 
 
-def as_text(batch: pa.RecordBatch, names: set[str]) -> pa.RecordBatch:
-    """The batch with the `names` columns as text (NaN cells missing)."""
+def as_text(
+    batch: pa.RecordBatch, names: set[str], empty: set[str] = frozenset()
+) -> pa.RecordBatch:
+    """The batch with the `names` columns as text (NaN cells missing), the `empty` ones as
+    missing cells."""
     columns = []
     for name, column in zip(batch.schema.names, batch.columns, strict=True):
-        if name in names and pa.types.is_floating(column.type):
+        if name in empty:
+            column = pa.nulls(len(column), pa.string())
+        elif name in names and pa.types.is_floating(column.type):
             column = pc.if_else(pc.is_nan(column), None, column)
         columns.append(pc.cast(column, pa.string()) if name in names else column)
     return pa.RecordBatch.from_arrays(columns, batch.schema.names)
@@ -423,6 +463,11 @@ def drop_missing_targets(table: Table, target: str, na_values: Iterable[str]) ->
     )
     if not missing.any():
         return table
+    if missing.all():
+        raise ConfigError(
+            f"{table.path}: the target column {target!r} is missing in every row "
+            f"(empty, or one of data.na_values); is data.target the right column?"
+        )
     dropped = f"{int(missing.sum())} of {len(table)} rows dropped"
     note(f"{table.path.name}: {dropped}: their target ({target}) is missing")
     return table.subset(np.flatnonzero(~missing))
@@ -455,7 +500,7 @@ def load_splits(cfg: Options, state: dict[str, Any] | None) -> tuple[Table, Tabl
     na_values = state["na_values"] if state else cfg.na_values
     train_path = split_file(root, "train") if root.is_dir() else root
     target = state["target"] if state else cfg.target or (table_header(train_path) or [""])[-1]
-    train = read_table(train_path, na_values, text_columns(cfg, target, state))
+    train = read_table(train_path, na_values, text_columns(cfg, target, state), cfg.ignore)
     train = drop_missing_targets(train, target, na_values)
     val_path = split_file(root, "val") if root.is_dir() else None
     if val_path is None or not val_path.is_file():
@@ -463,7 +508,7 @@ def load_splits(cfg: Options, state: dict[str, Any] | None) -> tuple[Table, Tabl
     state = state or fit_state(train, target, cfg)
     release_memory()  # the fitting's temporaries
     if val_path is not None and val_path.is_file():
-        val = read_table(val_path, na_values, text_columns(cfg, target, state))
+        val = read_table(val_path, na_values, text_columns(cfg, target, state), cfg.ignore)
         val = drop_missing_targets(val, target, na_values)
     return train, val, state
 
@@ -701,7 +746,7 @@ def build(cfg: Options, seed: int, state: dict[str, Any] | None = None) -> DataB
     test_path = split_file(root, "test")
 
     def load_test() -> TensorDictDataset:
-        test = read_table(test_path, na_values, text_columns(cfg, target, state))
+        test = read_table(test_path, na_values, text_columns(cfg, target, state), cfg.ignore)
         return dataset(drop_missing_targets(test, target, na_values))
 
     test = load_test if root.is_dir() and test_path.is_file() else None
@@ -713,23 +758,50 @@ def build(cfg: Options, seed: int, state: dict[str, Any] | None = None) -> DataB
     return DataBundle(*splits, spec, state=state, load_test=test)
 
 
+def table_rows(sources: list[str], names: list[str], na_values: list[str]) -> Iterator[Raw]:
+    """The rows of CSV or Parquet files, read by `read_table` as training reads them (a
+    BOM, quoted line breaks, cells of any size), each as its cells of `names` in that order
+    (text; None: missing). Other columns (the target, say) are ignored. A file that cannot
+    be read, or lacks some of the columns, is one error."""
+    for source in sources:
+        path = Path(source).expanduser()
+        if not path.is_file():
+            yield Raw(source, None, None, "no such file")
+            continue
+        try:
+            others = [name for name in table_header(path) if name not in names]
+            table = read_table(path, na_values, names, others)
+        except (ConfigError, OSError, pa.ArrowException) as exc:
+            yield Raw(source, None, None, str(exc).splitlines()[0])
+            continue
+        missing = [name for name in names if name not in table.header]
+        if missing:
+            yield Raw(source, None, None, f"no column(s) {', '.join(missing)}")
+            continue
+        for start, part in table.blocks():
+            columns = [part.column(name).to_pylist() for name in names]
+            for row, cells in enumerate(zip(*columns, strict=True), start=start + 1):
+                yield Raw(source, row, list(cells))
+
+
 def raw_inputs(cfg: Options, state: dict[str, Any]) -> RawInputs | None:
-    """Rows of CSV files (the feature columns by name; a target column is ignored), encoded
-    exactly as in training; None for a model trained on the synthetic rows."""
+    """Rows of CSV or Parquet files (the feature columns by name; a target column is
+    ignored), read and encoded exactly as in training; None for a model trained on the
+    synthetic rows."""
     if not state:
         return None
     names = [column["name"] for column in state["columns"]]
     na = set(state["na_values"])
     numeric = [i for i, column in enumerate(state["columns"]) if column["kind"] == "numeric"]
 
-    def prepare(cells: list[str]) -> dict[str, list[str]]:
-        cells = [cell.strip() for cell in cells]  # `names`, in order
+    def prepare(cells: list[str | None]) -> dict[str, list[str | None]]:
+        cells = [None if cell is None else cell.strip() for cell in cells]  # `names`, in order
         for i in numeric:
-            if cells[i] not in na and to_number(cells[i]) is None:
+            if cells[i] is not None and cells[i] not in na and to_number(cells[i]) is None:
                 raise ValueError(f"column {names[i]!r} is not a number: {cells[i]!r}")
         return {"cells": cells}
 
-    def encode(rows: list[dict[str, list[str]]]) -> dict[str, torch.Tensor]:
+    def encode(rows: list[dict[str, list[str | None]]]) -> dict[str, torch.Tensor]:
         columns = zip(
             *(row["cells"] for row in rows), strict=True
         )  # a batch at a time: rows stream fast
@@ -745,4 +817,5 @@ def raw_inputs(cfg: Options, state: dict[str, Any]) -> RawInputs | None:
         "features": state["features"],  # the name of each model input, in order
         "target": state["target"],
     }
-    return RawInputs(lambda sources: table_rows(sources, names), prepare, steps, encode)
+    na_values = list(state["na_values"])
+    return RawInputs(lambda sources: table_rows(sources, names, na_values), prepare, steps, encode)
