@@ -60,6 +60,7 @@ def write_reports(
     result: dict[str, Any], checkpoint: str, output_dir: str | None
 ) -> dict[str, str]:
     """Multi-label evaluation writes no files: every metric is in the result."""
+    return {}
 
 
 def format_report(result: dict[str, Any]) -> str:
