@@ -50,8 +50,12 @@ def publish(checkpoint: Path, folder: Path) -> None:
     state = saved["data_state"]
     size = int(saved["config"]["data"]["image_size"])
     config = ViTConfig(
-        image_size=size, patch_size=4, hidden_size=64, num_hidden_layers=2,
-        num_attention_heads=2, intermediate_size=128,
+        image_size=size,
+        patch_size=4,
+        hidden_size=64,
+        num_hidden_layers=2,
+        num_attention_heads=2,
+        intermediate_size=128,
     )  # fmt: skip: the project's small ViT for 16-pixel images
     model = ViTModel(config, add_pooling_layer=False)
     weights = {
@@ -83,7 +87,8 @@ def benchmark(workdir: Path, per_class: int, seeds: list[int]) -> dict:
     source_run, seconds = train_and_evaluate(
         project, PKG, [*common, "model.name=hf_vision", f"data.root={source_root}"], "source"
     )
-    print(f"pretrained on digits {SOURCE}: val accuracy {source_run['accuracy']:.3f} ({seconds:.0f} s)")
+    accuracy = source_run["accuracy"]
+    print(f"pretrained on digits {SOURCE}: val accuracy {accuracy:.3f} ({seconds:.0f} s)")
     folder = workdir / "tiny-vit-digits"
     publish(project / "runs" / "source" / "last.pt", folder)
     pretrained = [f"model.pretrained={folder}", f"data.processor={folder}"]
@@ -92,7 +97,9 @@ def benchmark(workdir: Path, per_class: int, seeds: list[int]) -> dict:
         "hf-vision scratch": ["model.name=hf_vision"],
         "hf-vision pretrained": ["model.name=hf_vision", *pretrained],
         "hf-vision pretrained, freeze_epochs=2": [
-            "model.name=hf_vision", *pretrained, "train.freeze_epochs=2"
+            "model.name=hf_vision",
+            *pretrained,
+            "train.freeze_epochs=2",
         ],
     }
     results: dict[str, list[float]] = {name: [] for name in contenders}

@@ -127,6 +127,7 @@ def test_every_decision_of_the_loop_is_in_one_function(default_project: Path) ->
         "trained_model",
         "consolidate",
         "data_advice",
+        "say_stopped",  # prints where a signal stopped the run (the loop decides)
     }
 
 
