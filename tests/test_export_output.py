@@ -3,6 +3,7 @@ file only with --force (issue 36, item 1). On the session's project with every f
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
@@ -54,3 +55,22 @@ def test_export_replaces_another_file_only_with_force(
     forced = export(full_project, run_dir, target, "--force")
     assert forced.returncode == 0, forced.stderr
     assert target.read_bytes() != b"mine\n" and Path(f"{target}.json").is_file()
+
+
+def test_a_failed_write_names_the_output_not_its_staging_file(
+    full_project: Path, run_dir: Path, small_disk, read_only, tmp_path: Path
+) -> None:
+    """A full disk (torch's own writer aborted the process) and a read-only folder: one line
+    naming --output, nothing left behind (issue 36, item 14)."""
+    full = small_disk(20) / "model.pt2"  # the program is ~30 KB
+    (tmp_path / "mine").mkdir()
+    locked = read_only(tmp_path / "mine") / "model.pt2"
+    cases = [(full, "No space left on device")]
+    if locked.parent != tmp_path / "mine" or os.geteuid() != 0:  # else root writes anyway
+        cases.append((locked, ""))
+    for target, reason in cases:
+        result = export(full_project, run_dir, target)
+        assert result.returncode == 1, result.stderr
+        assert result.stderr.startswith(f"error: cannot write {target}: {reason}"), result.stderr
+        assert result.stderr.count("\n") == 1 and ".export-" not in result.stderr
+        assert list(target.parent.iterdir()) == []
