@@ -155,7 +155,7 @@ def test_remainder_is_dropped_evenly_and_never_duplicated(project: Path) -> None
 
 def test_shard_index_is_reused_and_recounted_when_a_shard_changes(project: Path) -> None:
     orders(project, (1, 0, 0, 0, "val", 0))
-    index_file = project / "shards" / "val" / ".shards.json"
+    (index_file,) = (project / "runs" / "cache").glob("shards-shards-val-*.json")  # data.cache_dir
     index = json.loads(index_file.read_text())
     assert {name: entry["samples"] for name, entry in index.items()} == {
         "part-0.jsonl": 9,
