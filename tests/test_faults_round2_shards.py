@@ -100,6 +100,11 @@ def test_table_shards_predict_and_export_encode_rows_as_training_did(
     targets = pq.read_table(shard).column("y").to_pylist()
     errors = [abs(v - y) for v, y in zip(values[0], targets, strict=True)]
     assert sum(errors) / len(errors) == pytest.approx(mae, rel=1e-4)  # as evaluate encodes
+    latin = tmp_path / "latin.csv"
+    latin.write_bytes("id,colour,x\n1,caf\xe9,0.5\n".encode("latin-1"))
+    refused = run_in_project(project, "-m", PKG, "predict", "--checkpoint", checkpoint, str(latin))
+    assert refused.returncode == 1 and refused.stderr.count("\n") == 1, refused.stderr
+    assert f"{latin}: not UTF-8 text (byte 0xe9)" in refused.stderr
     exported = run_in_project(
         project, "-m", PKG, "export", "--checkpoint", checkpoint, "--format", "pt2"
     )

@@ -348,6 +348,14 @@ def test_a_damaged_parquet_shard_is_one_line_naming_it(table_project: Path, tmp_
     result = run_in_project(table_project, "-m", "tables", "train", "--set", f"data.root={root}")
     assert result.returncode == 1 and "Traceback" not in result.stderr, result.stderr
     assert f"{shard}: not a readable Parquet shard" in result.stderr
+    # the footer whole, a page damaged (was: a thrift error naming nothing, in two lines)
+    shutil.copy(table_project / "shards" / "train" / "part-1.parquet", shard)
+    damaged = bytearray(shard.read_bytes())
+    damaged[100:400] = b"\xab" * 300
+    shard.write_bytes(bytes(damaged))
+    result = run_in_project(table_project, "-m", "tables", "train", "--set", f"data.root={root}")
+    assert result.returncode == 1 and result.stderr.count("\n") == 1, result.stderr
+    assert f"error: {shard}: a damaged Parquet shard" in result.stderr
 
 
 def test_parquet_rows_once_an_epoch_across_ranks_and_resumed_exactly(table_project: Path) -> None:
