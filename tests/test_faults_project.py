@@ -325,6 +325,17 @@ def test_an_out_dir_that_is_a_file_is_named_as_such(project: Path, tmp_path: Pat
     assert taken.read_text() == "mine\n"
 
 
+def test_a_read_only_out_dir_is_named_as_the_setting(
+    project: Path, read_only, tmp_path: Path
+) -> None:
+    (tmp_path / "mine").mkdir()
+    view = read_only(tmp_path / "mine")
+    if view == tmp_path / "mine" and os.geteuid() == 0:
+        pytest.skip("no read-only mount here, and root writes anyway")
+    result = train(project, view / "run")  # was: [Errno 30] Read-only file system: '.../run'
+    assert_one_line_error(result, f"cannot write train.out_dir {view / 'run'}")
+
+
 def test_tilde_in_out_dir_is_the_home_directory(project: Path, tmp_path: Path) -> None:
     env_home = tmp_path / "home"
     env_home.mkdir()
