@@ -317,6 +317,15 @@ def test_a_config_file_that_is_not_utf8_is_named(project: Path, tmp_path: Path) 
     assert_one_line_error(result, f"{config}:2", "not UTF-8")
 
 
+def test_a_config_file_with_a_bom_is_read(project: Path, tmp_path: Path) -> None:
+    config = tmp_path / "run.toml"
+    config.write_bytes("\ufeff[train]\nmax_steps = 7\n".encode())  # Notepad's UTF-8
+    read = f"from {PKG}.config import load_config; print(load_config({str(config)!r}, []).train"
+    read += ".max_steps)"
+    result = run_in_project(project, "-c", read)
+    assert result.returncode == 0 and result.stdout.strip() == "7", result.stderr
+
+
 def test_an_out_dir_that_is_a_file_is_named_as_such(project: Path, tmp_path: Path) -> None:
     taken = tmp_path / "notes.txt"
     taken.write_text("mine\n")
