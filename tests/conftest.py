@@ -47,3 +47,31 @@ def small_disk(tmp_path: Path) -> Iterator[Callable[[int], Path]]:
     yield mount
     for point in mounts:
         subprocess.run(["umount", "-l", str(point)], capture_output=True)
+
+
+@pytest.fixture
+def read_only(tmp_path: Path) -> Iterator[Callable[[Path], Path]]:
+    """A read-only view of a folder: a read-only bind mount (root ignores permissions), or
+    where mounting needs rights the tests lack, the folder with its write bits removed (as
+    root, writes then still succeed: tests also assert that nothing new appears)."""
+    mounts: list[Path] = []
+    locked: list[Path] = []
+
+    def view(folder: Path) -> Path:
+        point = tmp_path / f"read-only{len(mounts) + len(locked)}"
+        point.mkdir()
+        bind = ["mount", "--bind", str(folder), str(point)]
+        if subprocess.run(bind, capture_output=True).returncode == 0:
+            mounts.append(point)
+            remount = ["mount", "-o", "remount,bind,ro", str(point)]
+            if subprocess.run(remount, capture_output=True).returncode == 0:
+                return point
+        subprocess.run(["chmod", "-R", "a-w", str(folder)], check=True)
+        locked.append(folder)
+        return point if point in mounts else folder
+
+    yield view
+    for point in reversed(mounts):
+        subprocess.run(["umount", "-l", str(point)], capture_output=True)
+    for folder in locked:
+        subprocess.run(["chmod", "-R", "u+w", str(folder)], capture_output=True)

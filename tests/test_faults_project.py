@@ -317,12 +317,32 @@ def test_a_config_file_that_is_not_utf8_is_named(project: Path, tmp_path: Path) 
     assert_one_line_error(result, f"{config}:2", "not UTF-8")
 
 
+def test_a_config_file_with_a_bom_is_read(project: Path, tmp_path: Path) -> None:
+    config = tmp_path / "run.toml"
+    config.write_bytes("\ufeff[train]\nmax_steps = 7\n".encode())  # Notepad's UTF-8
+    read = f"from {PKG}.config import load_config; print(load_config({str(config)!r}, []).train"
+    read += ".max_steps)"
+    result = run_in_project(project, "-c", read)
+    assert result.returncode == 0 and result.stdout.strip() == "7", result.stderr
+
+
 def test_an_out_dir_that_is_a_file_is_named_as_such(project: Path, tmp_path: Path) -> None:
     taken = tmp_path / "notes.txt"
     taken.write_text("mine\n")
     result = train(project, taken)
     assert_one_line_error(result, f"train.out_dir {taken} is a file, not a folder")
     assert taken.read_text() == "mine\n"
+
+
+def test_a_read_only_out_dir_is_named_as_the_setting(
+    project: Path, read_only, tmp_path: Path
+) -> None:
+    (tmp_path / "mine").mkdir()
+    view = read_only(tmp_path / "mine")
+    if view == tmp_path / "mine" and os.geteuid() == 0:
+        pytest.skip("no read-only mount here, and root writes anyway")
+    result = train(project, view / "run")  # was: [Errno 30] Read-only file system: '.../run'
+    assert_one_line_error(result, f"cannot write train.out_dir {view / 'run'}")
 
 
 def test_tilde_in_out_dir_is_the_home_directory(project: Path, tmp_path: Path) -> None:

@@ -155,7 +155,7 @@ def test_remainder_is_dropped_evenly_and_never_duplicated(project: Path) -> None
 
 def test_shard_index_is_reused_and_recounted_when_a_shard_changes(project: Path) -> None:
     orders(project, (1, 0, 0, 0, "val", 0))
-    index_file = project / "shards" / "val" / ".shards.json"
+    (index_file,) = (project / "runs" / "cache").glob("shards-shards-val-*.json")  # data.cache_dir
     index = json.loads(index_file.read_text())
     assert {name: entry["samples"] for name, entry in index.items()} == {
         "part-0.jsonl": 9,
@@ -348,6 +348,14 @@ def test_a_damaged_parquet_shard_is_one_line_naming_it(table_project: Path, tmp_
     result = run_in_project(table_project, "-m", "tables", "train", "--set", f"data.root={root}")
     assert result.returncode == 1 and "Traceback" not in result.stderr, result.stderr
     assert f"{shard}: not a readable Parquet shard" in result.stderr
+    # the footer whole, a page damaged (was: a thrift error naming nothing, in two lines)
+    shutil.copy(table_project / "shards" / "train" / "part-1.parquet", shard)
+    damaged = bytearray(shard.read_bytes())
+    damaged[100:400] = b"\xab" * 300
+    shard.write_bytes(bytes(damaged))
+    result = run_in_project(table_project, "-m", "tables", "train", "--set", f"data.root={root}")
+    assert result.returncode == 1 and result.stderr.count("\n") == 1, result.stderr
+    assert f"error: {shard}: a damaged Parquet shard" in result.stderr
 
 
 def test_parquet_rows_once_an_epoch_across_ranks_and_resumed_exactly(table_project: Path) -> None:

@@ -133,10 +133,13 @@ def test_weights_that_hardly_fit_are_said_to(
 
 def test_bad_init_from_or_freeze_is_one_line(project: Path, tmp_path: Path) -> None:
     (tmp_path / "junk.safetensors").write_bytes(b"not safetensors")
+    torch.save({"encoder.weight": torch.zeros(3)}, tmp_path / "alien.pt")  # nothing fits
     cases = {
         f"model.init_from={tmp_path / 'none.pt'}": "none.pt: no such checkpoint file",
         f"model.init_from={tmp_path / 'junk.safetensors'}": "not a readable .safetensors file",
-        f"model.init_from={tmp_path}": f"{tmp_path} is a folder: give the weights file itself",
+        f"model.init_from={tmp_path}": f"{tmp_path} is a folder (it holds alien.pt, "
+        "junk.safetensors): give the weights file itself",
+        f"model.init_from={tmp_path / 'alien.pt'}": "none of its 1 tensors fits the model",
         "model.freeze=features,head": "'head'; the model's modules: features, pool, classifier",
         "model.freeze=features,classifier": "model.freeze leaves no parameter to train",
     }
