@@ -21,9 +21,7 @@ from ..config import ModelConfig, component
 from ..tasks import DataSpec
 
 
-def build_model(
-    cfg: ModelConfig, spec: DataSpec, state: dict[str, Any] | None = None
-) -> nn.Module:
+def build_model(cfg: ModelConfig, spec: DataSpec, state: dict[str, Any] | None = None) -> nn.Module:
     """The configured model component, built for data described by `spec`; pass a
     checkpoint's `model_build` (see `build_state`) to rebuild the trained model from it."""
     if state:
