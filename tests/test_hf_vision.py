@@ -3,7 +3,9 @@
 and a ResNet) built here and saved with `save_pretrained` beside their image processors,
 offline. The loss falls; the processor's size and statistics are in the checkpoint, and
 evaluate, predict and export prepare images from the checkpoint alone (the processor's
-folder is gone by then); predict on the raw files gives evaluate's predictions;
+folder is gone by then), and rebuild the model from the backbone's config saved in the
+checkpoint (the backbone's folder may be gone too); predict on the raw files gives
+evaluate's predictions;
 train.freeze_epochs trains the head only, then everything, and a run killed before the
 unfreeze and resumed is bit-identical; bad backbones are refused in one line.
 """
@@ -248,6 +250,51 @@ def test_export_onnx_from_the_checkpoint_alone(project: Path, vit_run: Path) -> 
     steps = sidecar["preprocessing"]
     assert steps["resize"] == [16, 16] and steps["resample"] == "bilinear"
     assert steps["normalize"]["mean"] == pytest.approx([0.5, 0.4, 0.3])
+
+
+def records_of(result: subprocess.CompletedProcess[str]) -> list[dict]:
+    assert result.returncode == 0, result.stdout[-2000:] + result.stderr[-3000:]
+    return [json.loads(line) for line in result.stdout.splitlines() if line.startswith("{")]
+
+
+def test_evaluate_predict_export_need_only_the_checkpoint(
+    project: Path, vit_run: Path, tmp_path: Path
+) -> None:
+    """The backbone's config is in the checkpoint: with the backbone's folder (and the
+    processor's) gone after training, evaluate, predict and export rebuild the model with
+    AutoModel.from_config; predict gives what it gave with the folder, and evaluate's
+    confusion matrix counts predict's labels."""
+    shutil.copytree(project / "backbones" / "vit", tmp_path / "vit")
+    shutil.copytree(project / "vit-processor-copy", tmp_path / "vit-processor")
+    out = tmp_path / "run"
+    extra = [
+        f"data.root={project / 'images'}",
+        f"model.pretrained={tmp_path / 'vit'}",
+        f"data.processor={tmp_path / 'vit-processor'}",
+        "train.max_steps=4",
+    ]
+    result = train(project, out, *extra)
+    assert result.returncode == 0, result.stdout[-2000:] + result.stderr[-3000:]
+    checkpoint = str(out / "last.pt")
+    val = str(project / "images" / "val")
+    before = records_of(run(project, "predict", "--checkpoint", checkpoint, val))
+    shutil.rmtree(tmp_path / "vit")
+    shutil.rmtree(tmp_path / "vit-processor")
+    evaluated = run(project, "evaluate", "--checkpoint", checkpoint, "--json")
+    assert evaluated.returncode == 0, evaluated.stderr[-3000:]
+    metrics = json.loads(evaluated.stdout.splitlines()[-1])
+    after = records_of(run(project, "predict", "--checkpoint", checkpoint, val))
+    assert len(after) == 16
+    assert sorted(after, key=lambda r: r["input"]) == sorted(before, key=lambda r: r["input"])
+    classes = sorted(CLASSES)
+    pairs = [(Path(r["input"]).parent.name, r["label"]) for r in after]  # (true, predicted)
+    counts = [[pairs.count((true, label)) for label in classes] for true in classes]
+    assert metrics["confusion_matrix"] == counts
+    exported = run(project, "export", "--checkpoint", checkpoint, "--format", "onnx")
+    assert exported.returncode == 0, exported.stdout[-2000:] + exported.stderr[-3000:]
+    assert (out / "last.onnx").is_file()
+    build = torch.load(checkpoint, weights_only=True)["model_build"]
+    assert build["config"]["model_type"] == "vit" and build["config"]["hidden_size"] == 32
 
 
 def test_freeze_epochs_then_unfreeze_and_resume_across_it_is_exact(
