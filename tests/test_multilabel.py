@@ -1,9 +1,11 @@
-"""Issue 32: the multilabel-classification task, proven on generated projects.
+"""Issue 32: the multilabel-classification and multilabel-text tasks, proven on generated
+projects.
 
 Label sets from an image folder's labels file, binary cross-entropy, one threshold per
 label tuned on the validation split and saved in the checkpoint, micro/macro-F1 and mAP,
 predict's label sets agreeing with evaluate, bad labels files refused in one line, and a
-SIGKILLed run resumed bit-identically.
+SIGKILLed run resumed bit-identically. For texts, the same from a labels column whose cells
+join the labels by `data.label_separator`.
 """
 
 from __future__ import annotations
@@ -226,3 +228,148 @@ def test_sigkill_then_resume_is_bit_identical(project: Path, tmp_path: Path) -> 
     assert not different, different
     assert got["thresholds"] == want["thresholds"]
     assert torch.equal(got["class_weights"], want["class_weights"])
+
+
+# multilabel-text: label sets from a labels column of CSV/TSV/JSONL text
+
+TEXT_PKG = "mlt_proj"
+TOPICS = {
+    "politics": ("vote", "senate", "law"),
+    "sports": ("goal", "match", "team"),
+    "tech": ("chip", "code", "robot"),
+}
+FILLER = "the a of and to in is it that was for on".split()
+
+
+@pytest.fixture(scope="module")
+def text_project(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A multilabel-text project with the text kind (synthetic while data.root is empty)."""
+    where = tmp_path_factory.mktemp("multilabel-text")
+    return generate(where, name="mlt-proj", task="multilabel-text", dataset="text")
+
+
+def write_texts(root: Path, counts: dict[str, int], extra: str = "") -> dict[str, list[list[str]]]:
+    """root/<split>.csv: filler words with two words of each of the text's topics; the
+    labels column joins them by "|" (some rows have none). `extra`: a label only the test
+    split has."""
+    gen = torch.Generator().manual_seed(0)
+    sets: dict[str, list[list[str]]] = {}
+    root.mkdir(parents=True, exist_ok=True)
+    for split, n in counts.items():
+        sets[split] = []
+        with open(root / f"{split}.csv", "w", newline="", encoding="utf-8") as handle:
+            writer = csv.writer(handle)
+            writer.writerow(["text", "labels"])
+            for i in range(n):
+                chosen = [name for name in TOPICS if float(torch.rand(1, generator=gen)) < 0.4]
+                words = [FILLER[(i * 7 + k) % len(FILLER)] for k in range(6)]
+                words += [TOPICS[name][(i + k) % 3] for name in chosen for k in range(2)]
+                cell = "|".join(chosen + ([extra] if extra and i % 5 == 0 else []))
+                writer.writerow([" ".join(sorted(words)), cell])
+                sets[split].append(chosen)
+    return sets
+
+
+def test_text_task_listed_and_rendered_alone(text_project: Path) -> None:
+    listed = run_ptgen("list")
+    assert listed.returncode == 0 and "multilabel-text" in listed.stdout
+    source = text_project / "src" / TEXT_PKG
+    tasks = (source / "tasks.py").read_text()
+    assert "class Multilabel" in tasks and "vocab_size" in tasks
+    assert "class Classification" not in tasks and "in_channels" not in tasks
+    config = (source / "config.py").read_text()
+    assert "pos_weight" in config and "class_weights" not in config and "top5" not in config
+    data = sorted(p.name for p in (source / "data").glob("*.py"))
+    assert data == ["__init__.py", "_inputs.py", "_sequences.py", "_synthetic.py"] + [
+        "_text_files.py", "text.py"
+    ]  # fmt: skip
+    assert "label_separator" in (source / "data" / "text.py").read_text()
+    assert "image" not in (source / "data" / "_synthetic.py").read_text()
+    for tool in (["ruff", "check", "."], ["black", "--check", "-l", "100", "."]):
+        checked = subprocess.run(
+            [sys.executable, "-m", *tool], cwd=text_project, capture_output=True
+        )
+        assert checked.returncode == 0, checked.stdout.decode() + checked.stderr.decode()
+
+
+@pytest.mark.slow
+def test_text_project_tests_and_smoke_pass(text_project: Path) -> None:
+    result = run_in_project(text_project, "-m", "pytest", "-q", "-p", "no:cacheprovider", "tests")
+    assert result.returncode == 0, result.stdout[-3000:]
+    smoke = run_in_project(text_project, "-m", TEXT_PKG, "smoke", "--json")
+    assert smoke.returncode == 0, smoke.stdout[-3000:] + smoke.stderr
+    assert json.loads(smoke.stdout.strip().splitlines()[-1])["ok"] is True
+
+
+@pytest.mark.slow
+def test_text_csv_trains_and_predict_agrees_with_evaluate(
+    text_project: Path, tmp_path: Path
+) -> None:
+    root = tmp_path / "texts"
+    sets = write_texts(root, {"train": 160, "val": 40}) | write_texts(
+        root, {"test": 30}, extra="weather"
+    )
+    out = tmp_path / "run"
+    sets_args = [f"data.root={root}", f"train.out_dir={out}", "train.epochs=8"]
+    sets_args += ["train.lr=0.003", "data.num_workers=0", "train.device=cpu"]
+    trained = run_in_project(
+        text_project, "-m", TEXT_PKG, "train", *[x for s in sets_args for x in ("--set", s)]
+    )
+    assert trained.returncode == 0, trained.stderr
+    checkpoint = torch.load(out / "best.pt", map_location="cpu", weights_only=True)
+    thresholds = checkpoint["thresholds"]
+    assert len(thresholds) == 3 and all(0.0 <= t < 1.0 for t in thresholds)
+    assert checkpoint["data_state"]["classes"] == sorted(TOPICS)
+
+    evaluated = run_in_project(
+        text_project, "-m", TEXT_PKG, "evaluate", "--checkpoint", str(out / "best.pt"),
+        "--split", "test", "--json",
+    )  # fmt: skip
+    assert evaluated.returncode == 0, evaluated.stderr
+    assert "labels not seen in training are ignored: weather" in evaluated.stderr
+    result = json.loads(evaluated.stdout.strip().splitlines()[-1])
+    assert result["num_samples"] == 30 and result["thresholds"] == thresholds
+    assert set(result["per_class"]) == set(TOPICS)
+    assert result["micro_f1"] > 0.7  # each topic shows in two words: learnable in 8 epochs
+
+    # the test file's labels column (with its unknown label) is not read by predict
+    predicted = run_in_project(
+        text_project, "-m", TEXT_PKG, "predict", "--checkpoint", str(out / "best.pt"),
+        str(root / "test.csv"),
+    )  # fmt: skip
+    assert predicted.returncode == 0, predicted.stderr
+    records = [json.loads(line) for line in predicted.stdout.splitlines()]
+    assert [record["row"] for record in records] == list(range(1, 31))
+    tp = fp = fn = 0
+    per_label_tp = dict.fromkeys(TOPICS, 0)
+    for record, truth in zip(records, map(set, sets["test"]), strict=True):
+        assert set(record["probabilities"]) == set(TOPICS)
+        got = set(record["labels"])
+        tp, fp, fn = tp + len(got & truth), fp + len(got - truth), fn + len(truth - got)
+        for name in got & truth:
+            per_label_tp[name] += 1
+    assert result["micro_f1"] == pytest.approx(2 * tp / max(2 * tp + fp + fn, 1))
+    for name, m in result["per_class"].items():
+        assert round(m["recall"] * m["support"]) == per_label_tp[name]
+
+
+def test_bad_text_labels_are_one_line_errors(text_project: Path, tmp_path: Path) -> None:
+    unlabelled = tmp_path / "unlabelled.csv"
+    unlabelled.write_text("text,labels\n" + "a goal,\nthe vote,\n" * 4, encoding="utf-8")
+    labelled = tmp_path / "labelled.csv"
+    labelled.write_text(
+        "text,labels\n" + "a goal,sports\nthe vote,politics\n" * 4, encoding="utf-8"
+    )
+    short = tmp_path / "short.csv"
+    short.write_text("text,labels\na goal,sports\nthe vote\n", encoding="utf-8")
+    said = train_errors(
+        text_project,
+        TEXT_PKG,
+        tmp_path / "out",
+        f"data.root={unlabelled}",
+        f"data.root={labelled} data.target=tags",
+        f"data.root={short}",
+    )
+    assert "gives the training rows no labels at all" in said[0]
+    assert "has no label column 'tags'" in said[1]
+    assert "short.csv:3: 1 fields, the header has 2" in said[2]
