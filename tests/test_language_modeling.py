@@ -4,11 +4,14 @@ A language-modeling project renders black-, ruff- and lint-clean with both of it
 kinds and all features; a project of another task holds nothing of it. One project (gpt,
 text-corpus added) passes its own tests, smoke-trains, resumes bit-identically after a
 SIGKILL, and `generate` gives the same text for the same seed from the checkpoint alone
-(its BPE tokeniser included, the training text deleted).
+(its BPE tokeniser included, the training text deleted). `export` writes pt2 and ONNX
+programs of any batch and length up to block_size that give the model's logits in a fresh
+interpreter, and a sidecar that describes tokens in, logits out and the tokeniser.
 """
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import os
 import subprocess
@@ -85,7 +88,9 @@ def corpus(path: Path) -> Path:
 
 @pytest.fixture(scope="module")
 def project(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    path = generate(tmp_path_factory.mktemp("lm"), "lm-proj", task="language-modeling")
+    path = generate(
+        tmp_path_factory.mktemp("lm"), "lm-proj", task="language-modeling", features=("export",)
+    )
     add_component(path, "dataset", "corpus", "text-corpus")
     (path / "src" / PKG / "data" / "slowsynthetic.py").write_text(SLOW_DATASET)
     return path
@@ -177,3 +182,78 @@ print(json.dumps(said))
     assert c1 == c2 == c3 == 0
     assert first.startswith("The quick") and len(first) > len("The quick") + 5
     assert again == first and other != first
+    exported = run_in_project(
+        project, "-m", PKG, "export", "--checkpoint", str(checkpoint), "--format", "pt2"
+    )
+    assert exported.returncode == 0, exported.stderr
+    sidecar = json.loads((tmp_path / "run" / "best.pt2.json").read_text(encoding="utf-8"))
+    tokenizer = sidecar["tokenizer"]
+    assert tokenizer["kind"] == "bpe" and tokenizer["vocab_size"] == sidecar["vocab_size"]
+    assert sidecar["output"]["shape"] == ["batch", "length", sidecar["vocab_size"]]
+    tokenizers = pytest.importorskip("tokenizers")  # the sidecar alone encodes and decodes
+    ids = tokenizers.Tokenizer.from_str(tokenizer["json"]).encode("The quick fox").ids
+    assert 0 < len(ids) < len("The quick fox") and max(ids) < sidecar["vocab_size"]
+    assert tokenizers.Tokenizer.from_str(tokenizer["json"]).decode(ids) == "The quick fox"
+
+
+def onnx_available() -> bool:
+    return all(importlib.util.find_spec(name) for name in ("onnxruntime", "onnxscript"))
+
+
+FRESH = f"""
+import json, sys
+import torch
+from {PKG}.predict import load_inference
+checkpoint, *files = sys.argv[1:]
+model = load_inference(checkpoint, None, ["train.device=cpu"]).model  # eval mode, float32
+gen = torch.Generator().manual_seed(1)
+batches = [torch.randint(0, 256, shape, generator=gen) for shape in [(3, 5), (2, 16), (1, 1)]]
+with torch.no_grad():
+    expected = [model(x) for x in batches]
+said = {{}}
+for path in files:
+    if path.endswith(".pt2"):
+        program = torch.export.load(path).module()
+        run = lambda x: program(x)  # positional, as the sidecar says
+        try:
+            program(torch.zeros(1, 17, dtype=torch.long))
+            said["too_long"] = "ran"
+        except Exception as exc:
+            said["too_long"] = str(exc)
+    else:
+        import onnxruntime
+        session = onnxruntime.InferenceSession(path, providers=["CPUExecutionProvider"])
+        run = lambda x: torch.from_numpy(session.run(None, {{"inputs": x.numpy()}})[0])
+    outputs = [run(x) for x in batches]
+    said[path] = [[list(y.shape), float((y - e).abs().max())] for y, e in zip(outputs, expected)]
+print(json.dumps(said))
+"""
+
+
+@pytest.mark.slow
+def test_export_takes_any_batch_and_length_up_to_block_size(project: Path, tmp_path: Path) -> None:
+    out = tmp_path / "run"
+    settings = [
+        "data.block_size=16", "model.width=16", "model.depth=1", "model.num_heads=2",
+        "train.max_steps=1", "train.device=cpu", f"train.out_dir={out}",
+    ]  # fmt: skip
+    trained = run_in_project(project, "-m", PKG, "train", *sets(*settings))
+    assert trained.returncode == 0, trained.stderr
+    formats = ["pt2", "onnx"] if onnx_available() else ["pt2"]
+    for fmt in formats:
+        args = ["export", "--checkpoint", str(out / "last.pt"), "--format", fmt]
+        exported = run_in_project(project, "-m", PKG, *args)
+        assert exported.returncode == 0, exported.stderr
+        sidecar = json.loads((out / f"last.{fmt}.json").read_text(encoding="utf-8"))
+        assert sidecar["inputs"] == {"inputs": {"dtype": "int64", "shape": ["batch", "length"]}}
+        assert sidecar["output"]["shape"] == ["batch", "length", 256]
+        assert sidecar["block_size"] == 16 and sidecar["check"]["lengths"] == [16, 1, 7]
+        assert sidecar["tokenizer"]["kind"] == "byte" and "target" not in sidecar
+    files = [str(out / f"last.{fmt}") for fmt in formats]
+    result = run_in_project(project, "-c", FRESH, str(out / "last.pt"), *files)
+    assert result.returncode == 0, result.stderr
+    said = json.loads(result.stdout.splitlines()[-1])
+    for path in files:  # every batch size and length, the same logits as the model
+        assert [shape for shape, _ in said[path]] == [[3, 5, 256], [2, 16, 256], [1, 1, 256]]
+        assert max(difference for _, difference in said[path]) <= 1e-4, said[path]
+    assert "<= 16" in said["too_long"], said["too_long"]  # longer than block_size: refused
