@@ -96,6 +96,74 @@ def project(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return path
 
 
+CACHE = f"""
+import json, sys
+from pathlib import Path
+import torch
+from {PKG}.config import load_config
+from {PKG}.data import build_data
+from {PKG}.data._tokens import ByteTokenizer
+text, cache = Path(sys.argv[1]), Path(sys.argv[1]).parent / ".cache"
+def config(*sets):
+    base = ["data.name=corpus", f"data.root={{text}}", "data.block_size=16", *sets]
+    return load_config(overrides=list(base)).data
+def entries():
+    return {{path.name: path.stat().st_mtime_ns for path in sorted(cache.iterdir())}}
+said = {{}}
+for name, sets in [("byte", []), ("bpe", ["data.tokenizer=bpe", "data.vocab_size=300"])]:
+    print(f"-- {{name}} first", file=sys.stderr, flush=True)
+    first = build_data(config(*sets), 0)
+    written = entries()
+    print(f"-- {{name}} again", file=sys.stderr, flush=True)
+    again = build_data(config(*sets), 0)  # a second run
+    resumed = build_data(config(*sets), 0, state=first.state)  # resume and evaluate
+    same = all(
+        torch.equal(first.train[i]["inputs"], b.train[i]["inputs"])
+        for b in (again, resumed) for i in range(len(first.train))
+    )
+    said[name] = [written, entries(), same, again.state == first.state]
+print("-- changed", file=sys.stderr, flush=True)
+text.write_text(text.read_text(encoding="utf-8").replace("fox", "cat"), encoding="utf-8")
+changed = build_data(config(), 0)
+expected = ByteTokenizer().encode(text.read_text(encoding="utf-8"))[:16].long()
+said["changed"] = [entries(), torch.equal(changed.train[0]["inputs"], expected)]
+print("-- unwritable", file=sys.stderr, flush=True)
+(text.parent / "taken").write_text("a file, not a folder")
+unwritable = build_data(config(f"data.cache_dir={{text.parent / 'taken'}}"), 0)
+said["unwritable"] = len(unwritable.train)
+print(json.dumps(said))
+"""
+
+
+def test_text_corpus_tokens_are_cached_reused_and_invalidated(
+    project: Path, tmp_path: Path
+) -> None:
+    (tmp_path / "data").mkdir()
+    text = corpus(tmp_path / "data" / "corpus.txt")
+    result = run_in_project(project, "-c", CACHE, str(text))
+    assert result.returncode == 0, result.stderr
+    said = json.loads(result.stdout.splitlines()[-1])
+    stages = dict(part.split("\n", 1) for part in result.stderr.split("-- ")[1:])
+    for kind in ("byte", "bpe"):  # tokenised and cached once; a second run, a resumed one reuse
+        assert "reusing" not in stages[f"{kind} first"]
+        assert "training tokens cached in" in stages[f"{kind} first"]
+        written, reread, same, same_state = said[kind]
+        assert written == reread and same and same_state  # no entry written again
+        assert "reusing the training tokens cached in" in stages[f"{kind} again"]
+        assert "reusing the validation tokens cached in" in stages[f"{kind} again"]
+        lines = stages[f"{kind} again"].splitlines()
+        assert lines and all(line.startswith("data: reusing the ") for line in lines)
+    assert "reusing the BPE tokeniser cached in" in stages["bpe again"]
+    bpe_entries = set(said["bpe"][0])  # byte's two splits, then BPE's tokeniser and splits
+    assert len(bpe_entries) == 5 and set(said["byte"][0]) < bpe_entries
+    entries, right = said["changed"]  # the file changed: tokenised again, stale entries gone
+    assert right and "training tokens cached in" in stages["changed"]
+    assert "reusing" not in stages["changed"]
+    (tokeniser,) = [name for name in bpe_entries if name.endswith(".json")]
+    assert set(entries) & bpe_entries == {tokeniser} and len(entries) == 3
+    assert said["unwritable"] > 0 and "no token cache" in stages["unwritable"]
+
+
 @pytest.mark.slow
 def test_project_tests_pass_and_it_smoke_trains(project: Path) -> None:
     tests = run_in_project(project, "-m", "pytest", "-q", "-x", "-p", "no:cacheprovider")
