@@ -13,7 +13,9 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import math
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -221,9 +223,12 @@ def test_sigkill_then_resume_auto_is_bit_identical(project: Path, tmp_path: Path
 def test_generate_from_the_checkpoint_alone_is_deterministic_per_seed(
     project: Path, tmp_path: Path
 ) -> None:
-    text = corpus(tmp_path / "corpus.txt")
+    data = tmp_path / "corpus"
+    data.mkdir()
+    text = corpus(data / "train.txt")
+    (data / "test.txt").write_text(text.read_text(encoding="utf-8")[:3000], encoding="utf-8")
     settings = [
-        "data.name=corpus", f"data.root={text}", "data.tokenizer=bpe", "data.vocab_size=300",
+        "data.name=corpus", f"data.root={data}", "data.tokenizer=bpe", "data.vocab_size=300",
         "data.block_size=32", "model.width=32", "model.depth=1", "train.max_steps=20",
         "train.device=cpu", f"train.out_dir={tmp_path / 'run'}",
     ]  # fmt: skip
@@ -231,7 +236,17 @@ def test_generate_from_the_checkpoint_alone_is_deterministic_per_seed(
     assert trained.returncode == 0, trained.stderr
     checkpoint = tmp_path / "run" / "best.pt"
     assert "bpe" in torch.load(checkpoint, weights_only=True)["data_state"]
-    text.unlink()  # generate needs the checkpoint only
+    evaluated = run_in_project(
+        project, "-m", PKG, "evaluate", "--checkpoint", str(checkpoint), "--split", "test", "--json"
+    )
+    assert evaluated.returncode == 0, evaluated.stderr
+    metrics = json.loads(evaluated.stdout.splitlines()[-1])
+    assert metrics["num_samples"] > 0
+    assert metrics["perplexity"] == pytest.approx(math.exp(metrics["nats_per_token"]), rel=1e-4)
+    args = ["predict", "--checkpoint", str(checkpoint), str(data / "test.txt")]
+    predicted = run_in_project(project, "-m", PKG, *args)  # no per-input prediction
+    assert predicted.returncode == 1 and "generate --checkpoint" in predicted.stderr
+    shutil.rmtree(data)  # generate and export need the checkpoint only
     script = f"""
 import contextlib, io, json, sys
 from {PKG}.cli import main
