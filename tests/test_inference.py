@@ -29,6 +29,11 @@ CASES = {  # task: (dataset kind, model kind), one model kind per task
     "sequence-classification": ("text", "transformer"),
     "tabular-regression": ("csv", "mlp"),
 }
+# Not here, each in its own module (one more trained project apiece would repeat it):
+# multilabel-classification (test_multilabel.py: predict agrees with evaluate --split test),
+# segmentation (test_segmentation.py: predict writes evaluate's masks; export of any image
+# size) and language-modeling (no predict, `generate` instead; test_language_modeling.py:
+# evaluate --split test, predict's refusal, export's logits in a fresh interpreter).
 
 
 @dataclass
