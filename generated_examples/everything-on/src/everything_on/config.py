@@ -196,11 +196,11 @@ def load_config(
     path: str | Path | None = None, overrides: list[str] | None = None, base: Config | None = None
 ) -> Config:
     """Defaults (or `base`), then the TOML file (if any), then `section.key=value` overrides."""
-    items = _flatten(base.to_dict()) if base else []
+    items = flatten(base.to_dict()) if base else []
     if path is not None:
         values = _read_toml(Path(path))
         values.pop("sweep", None)  # a sweep's search space, read by `sweep` only
-        items += _flatten(values)
+        items += flatten(values)
     for item in overrides or []:
         key, sep, raw = item.partition("=")
         if not sep:
@@ -214,7 +214,7 @@ def config_from_dict(values: dict[str, Any]) -> Config:
 
     Keys the components no longer declare (a checkpoint from an older template, or from a
     component since edited) are left out: the weights themselves are checked on load."""
-    return build_config(_flatten(values), known_only=True)
+    return build_config(flatten(values), known_only=True)
 
 
 def build_config(items: list[tuple[str, Any]], known_only: bool = False) -> Config:
@@ -277,7 +277,7 @@ def _comment(f: dataclasses.Field) -> str:
 def _read_toml(path: Path) -> dict[str, Any]:
     try:
         data = path.read_bytes()
-        return tomllib.loads(data.decode("utf-8"))
+        return tomllib.loads(data.decode("utf-8").removeprefix("\ufeff"))  # a BOM (Notepad's)
     except UnicodeDecodeError as exc:
         line = data.count(b"\n", 0, exc.start) + 1
         raise ConfigError(f"cannot read config {path}:{line}: not UTF-8 text") from None
@@ -285,11 +285,12 @@ def _read_toml(path: Path) -> dict[str, Any]:
         raise ConfigError(f"cannot read config {path}: {exc}") from None
 
 
-def _flatten(values: dict[str, Any], prefix: str = "") -> list[tuple[str, Any]]:
+def flatten(values: dict[str, Any], prefix: str = "") -> list[tuple[str, Any]]:
+    """{"train": {"lr": 0.1}} -> [("train.lr", 0.1)]"""
     items: list[tuple[str, Any]] = []
     for key, value in values.items():
         if isinstance(value, dict):
-            items.extend(_flatten(value, f"{prefix}{key}."))
+            items.extend(flatten(value, f"{prefix}{key}."))
         else:
             items.append((f"{prefix}{key}", value))
     return items
@@ -328,13 +329,7 @@ def _coerce(key: str, value: Any, kind: type) -> Any:
         return value
     if kind is str:
         return str(value)
-    if kind is tuple and isinstance(value, str):  # --set data.ignore=id,name
-        return tuple(item.strip() for item in value.split(",") if item.strip())
-    strings = isinstance(value, (list, tuple)) and all(isinstance(v, str) for v in value)
-    if kind is tuple and strings:
-        return tuple(value)
-    expected = "a list of strings" if kind is tuple else kind.__name__
-    raise ConfigError(f"{key} expects {expected}, got {value!r}")
+    raise ConfigError(f"{key} expects {kind.__name__}, got {value!r}")
 
 
 def _strings(key: str, value: Any) -> tuple[str, ...]:

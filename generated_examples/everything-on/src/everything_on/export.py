@@ -20,6 +20,7 @@ import io
 import json
 import logging
 import os
+import shutil
 import sys
 import tempfile
 import warnings
@@ -71,15 +72,41 @@ def export(args: argparse.Namespace) -> Path:
     # staged beside the target (the nearest folder that exists: same file system, so the
     # final renames are atomic), and only moved into place once checked
     nearest = next(folder for folder in target.absolute().parents if folder.is_dir())
-    with tempfile.TemporaryDirectory(dir=nearest, prefix=".export-") as tmp:
-        staged = Path(tmp) / target.name
-        difference = export_checked(inference.model, args.format, batches, staged)
-        sidecar = describe(inference, args, target, batches[0], difference)
-        Path(f"{staged}.json").write_text(json.dumps(sidecar, indent=2) + "\n", encoding="utf-8")
-        target.parent.mkdir(parents=True, exist_ok=True)
-        os.replace(staged, target)
-        os.replace(f"{staged}.json", f"{target}.json")
+    remove_stale_staging(nearest)
+    try:
+        with tempfile.TemporaryDirectory(dir=nearest, prefix=f".export-{os.getpid()}-") as tmp:
+            staged = Path(tmp) / target.name
+            difference = export_checked(inference.model, args.format, batches, staged)
+            sidecar = describe(inference, args, target, batches[0], difference)
+            text = json.dumps(sidecar, indent=2) + "\n"
+            Path(f"{staged}.json").write_text(text, encoding="utf-8")
+            target.parent.mkdir(parents=True, exist_ok=True)
+            os.replace(staged, target)
+            os.replace(f"{staged}.json", f"{target}.json")
+    except OSError as exc:  # named by the user's --output, not the staging file
+        reason = exc.strerror or exc
+        raise ExportError(f"cannot write {target}: {reason}; nothing written") from None
     return target
+
+
+def remove_stale_staging(folder: Path) -> None:
+    """Remove the staging folders (`.export-PID-*`) of exports killed before they ended."""
+    if sys.platform == "win32":  # os.kill(pid, 0) would end the process there
+        return
+    for staging in folder.glob(".export-*-*"):
+        pid = staging.name.split("-")[1]
+        if pid.isdigit() and not process_alive(int(pid)):
+            shutil.rmtree(staging, ignore_errors=True)
+
+
+def process_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:  # another user's process (EPERM): alive
+        return True
+    return True
 
 
 def check_writable(path: Path, force: bool) -> None:
@@ -131,7 +158,9 @@ def export_pt2(model: nn.Module, batch: Batch, path: Path) -> Runner:
         program = torch.export.export(
             model, tuple(batch[n] for n in names), dynamic_shapes=dynamic_shapes(batch)
         )
-    torch.export.save(program, path)
+    buffer = io.BytesIO()  # saved in memory first: a full disk is then an OSError, where
+    torch.export.save(program, buffer)  # torch's own file writer aborts the process
+    path.write_bytes(buffer.getbuffer())
     loaded = torch.export.load(path).module()
     return lambda inputs: loaded(*(inputs[n] for n in names))
 

@@ -29,7 +29,7 @@ from .config import Config, config_from_dict, load_config, to_toml
 from .data import DataBundle, EpochOrder, build_data, build_loaders, in_memory, worker_count
 from .ema import WeightAverage, inference_weights
 from .engine import evaluate, forward_backward, no_sync, optimizer_step, to_device
-from .models import build_model, unwrap
+from .models import build_model, build_state, unwrap
 from .monitor import LossSummary, Monitor, Tracker, format_metrics
 from .optim import build_optimizer, build_scheduler, lower_lr, replan
 from .runtime import DistInfo, Precision, barrier, distributed, precision, set_seed
@@ -357,6 +357,7 @@ def save(run: Run, stem: str) -> None:
         run.info.world_size,
         getattr(run.task, "class_weights", None),  # classification: train.class_weights
         run.data_spec,
+        build_state(run.model),  # what evaluate, predict and export rebuild the model from
     )
     state.update(run.ema.state_dict())  # the average goes on exactly where it was on resume
     if fsdp:
@@ -370,9 +371,11 @@ def trained_model(
     path: str, config_file: str | None = None, overrides: tuple[str, ...] | list[str] = ()
 ) -> tuple[dict[str, Any], Config, DataBundle, nn.Module]:
     """A checkpoint (file or sharded directory), its config (plus any overrides), its data
-    and its model, built in this process (the weights are not loaded yet)."""
+    and its model, built in this process from the checkpoint's record of it (the weights
+    are not loaded yet)."""
     checkpoint = ckpt.load_checkpoint(path)
     config = load_config(config_file, list(overrides), base=config_from_dict(checkpoint["config"]))
     checkpoint = inference_weights(checkpoint, config)  # train.ema_eval: the averaged weights
     bundle = build_data(config.data, config.train.seed, checkpoint.get("data_state"))
-    return checkpoint, config, bundle, build_model(config.model, bundle.spec)
+    model = build_model(config.model, bundle.spec, checkpoint.get("model_build"))
+    return checkpoint, config, bundle, model

@@ -2,7 +2,9 @@
 
 `init_from` loads weights, not a run. Tensors are matched by name (`module.` and
 `_orig_mod.` prefixes dropped); those whose shape differs, a head with another number of
-classes say, keep the model's own fresh initialisation. The optimizer, the schedule and
+classes say, keep the model's own fresh initialisation. A file none of whose tensors fits
+is refused (another model's file, most likely; a folder is named as one), one that fills
+under half of the model's tensors is loaded with a warning. The optimizer, the schedule and
 the step start from zero. Continuing a run is `train.resume`, which wins when both are set.
 
 `freeze` turns off the gradients of parameters under some module paths; the optimizer
@@ -30,6 +32,7 @@ from .config import Config, ConfigError, ModelConfig
 from .models import unwrap
 
 BATCH_NORMS = (nn.BatchNorm1d, nn.BatchNorm2d, nn.BatchNorm3d, nn.SyncBatchNorm)
+WEIGHT_SUFFIXES = (".pt", ".pth", ".safetensors")  # files init_from reads
 
 
 @dataclass
@@ -68,8 +71,13 @@ def read_weights(path: Path) -> dict[str, torch.Tensor]:
     """The tensors of a checkpoint of this project, a plain state_dict (.pt, .pth) or a
     .safetensors file, with wrapper prefixes dropped."""
     if path.is_dir():
+        inside = sorted(
+            p.name for p in path.iterdir() if p.suffix in WEIGHT_SUFFIXES and p.is_file()
+        )
+        found = f"it holds {', '.join(inside[:5])}" if inside else "it holds no .pt/.pth file"
         raise CheckpointError(
-            f"{path} is a folder: give the weights file itself, e.g. {path / 'best.pt'}"
+            f"{path} is a folder ({found}): give the weights file itself, "
+            f"e.g. {path / (inside[0] if inside else 'best.pt')}"
         )
     if path.suffix == ".safetensors":
         return clean_state_dict(read_safetensors(path))
@@ -111,6 +119,11 @@ def init_from(model: nn.Module, path: str | Path, strict: bool = False) -> InitR
             report.reinitialised.append(f"{name} {shapes}")
         else:
             report.loaded.append(name)
+    if not report.loaded:  # nothing to start from: surely another model's file
+        raise CheckpointError(
+            f"{path}: none of its {len(saved)} tensors fits the model by name and shape "
+            f"({report.mismatches()}); is it this model's file?"
+        )
     if strict and report.mismatches():
         raise CheckpointError(
             f"{path} does not fit the model exactly ({report.mismatches()}); "

@@ -21,6 +21,7 @@ from typing import Any
 import numpy as np
 import torch
 
+from .config import flatten
 from .models import unwrap
 from .tasks import DataSpec
 
@@ -259,9 +260,12 @@ def training_state(
     world_size: int = 1,
     class_weights: torch.Tensor | None = None,
     data_spec: DataSpec | None = None,
+    model_build: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
     """The training state besides the model and optimizer,
-    with the data's spec and state, so predict and export rebuild the model without data."""
+    with the data's spec and state, so predict and export rebuild the model without data,
+    and the model's `build_state()` (a Hugging Face backbone's config), so they rebuild it
+    without the files it was first built from."""
     return {
         "scheduler_state_dict": scheduler.state_dict(),
         "scaler_state_dict": scaler.state_dict(),
@@ -270,6 +274,7 @@ def training_state(
         "config": config,
         "data_state": data_state,
         "data_spec": dataclasses.asdict(data_spec) if data_spec else None,
+        "model_build": model_build or {},
         "world_size": world_size,
         "class_weights": None if class_weights is None else class_weights.cpu(),
     }
@@ -348,7 +353,7 @@ KEPT_ON_RESUME = {
 def resume_changes(saved: dict[str, Any], config: dict[str, Any], path: str | Path) -> list[str]:
     """The settings that differ from the checkpoint's, as "key: old -> new" (applied);
     refuses, naming the --set that keeps each, any of KEPT_ON_RESUME."""
-    before, now = flat(saved), flat(config)
+    before, now = dict(flatten(saved)), dict(flatten(config))
     changed = [
         key
         for key, value in now.items()
@@ -365,17 +370,6 @@ def resume_changes(saved: dict[str, Any], config: dict[str, Any], path: str | Pa
             "with --set train.out_dir=ANOTHER_DIR"
         )
     return [f"{key}: {before[key]!r} -> {now[key]!r}" for key in changed]
-
-
-def flat(values: dict[str, Any], prefix: str = "") -> dict[str, Any]:
-    """{"train": {"lr": 0.1}} -> {"train.lr": 0.1}"""
-    found: dict[str, Any] = {}
-    for key, value in values.items():
-        if isinstance(value, dict):
-            found.update(flat(value, f"{prefix}{key}."))
-        else:
-            found[f"{prefix}{key}"] = value
-    return found
 
 
 def as_setting(value: Any) -> str:
@@ -444,8 +438,15 @@ def run_lock(out_dir: Path) -> Iterator[None]:
             f"train.out_dir {out_dir} is a file, not a folder; choose another "
             "--set train.out_dir=..."
         )
-    out_dir.mkdir(parents=True, exist_ok=True)
-    with open(out_dir / ".lock", "a+", encoding="utf-8") as handle:
+    try:
+        out_dir.mkdir(parents=True, exist_ok=True)
+        handle = open(out_dir / ".lock", "a+", encoding="utf-8")
+    except OSError as exc:  # a read-only folder, no permission: named as the setting
+        raise CheckpointError(
+            f"cannot write train.out_dir {out_dir}: {exc.strerror or exc}; choose another "
+            "--set train.out_dir=..."
+        ) from None
+    with handle:
         try:
             fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:

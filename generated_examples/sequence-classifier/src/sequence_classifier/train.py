@@ -28,7 +28,7 @@ from . import checkpoint as ckpt
 from .config import Config, config_from_dict, load_config, to_toml
 from .data import DataBundle, EpochOrder, build_data, build_loaders, in_memory, worker_count
 from .engine import evaluate, forward_backward, no_sync, optimizer_step, to_device
-from .models import build_model, unwrap
+from .models import build_model, build_state, unwrap
 from .monitor import LossSummary, Monitor, format_metrics
 from .optim import build_optimizer, build_scheduler, lower_lr, replan
 from .runtime import DistInfo, Precision, barrier, distributed, precision, set_seed
@@ -303,6 +303,7 @@ def save(run: Run, stem: str) -> None:
         run.info.world_size,
         getattr(run.task, "class_weights", None),  # classification: train.class_weights
         run.data_spec,
+        build_state(run.model),  # what evaluate, predict and export rebuild the model from
     )
     if run.info.is_main:
         ckpt.save_if_finite(path, ckpt.training_payload(run.model, run.optimizer, state))
@@ -313,8 +314,10 @@ def trained_model(
     path: str, config_file: str | None = None, overrides: tuple[str, ...] | list[str] = ()
 ) -> tuple[dict[str, Any], Config, DataBundle, nn.Module]:
     """A checkpoint, its config (plus any overrides), its data
-    and its model, built in this process (the weights are not loaded yet)."""
+    and its model, built in this process from the checkpoint's record of it (the weights
+    are not loaded yet)."""
     checkpoint = ckpt.load_checkpoint(path)
     config = load_config(config_file, list(overrides), base=config_from_dict(checkpoint["config"]))
     bundle = build_data(config.data, config.train.seed, checkpoint.get("data_state"))
-    return checkpoint, config, bundle, build_model(config.model, bundle.spec)
+    model = build_model(config.model, bundle.spec, checkpoint.get("model_build"))
+    return checkpoint, config, bundle, model

@@ -70,12 +70,13 @@ class Inference:
 
 
 def load_inference(path: str, config_file: str | None, overrides: list[str]) -> Inference:
-    """The checkpoint's model, built from its config (plus any overrides) and data spec."""
+    """The checkpoint's model, built from its config (plus any overrides), data spec and
+    record of the model (`model_build`: no files besides the checkpoint are read)."""
     checkpoint = ckpt.load_checkpoint(path)
     config = load_config(config_file, overrides, base=config_from_dict(checkpoint["config"]))
     state = checkpoint.get("data_state") or {}
     spec = saved_spec(checkpoint, config)
-    model = build_model(config.model, spec)
+    model = build_model(config.model, spec, checkpoint.get("model_build"))
     ckpt.load_model_state(model, checkpoint, path, config.to_dict())
     device = get_device(config.train.device)
     amp = precision(device, config.train.amp, config.train.amp_dtype)

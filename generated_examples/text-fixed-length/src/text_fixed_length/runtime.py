@@ -114,7 +114,9 @@ class Precision:
     scaler: torch.amp.GradScaler
 
     def autocast(self) -> contextlib.AbstractContextManager:
-        return torch.autocast(device_type=self.device.type, dtype=self.dtype, enabled=self.enabled)
+        if not self.enabled:  # a disabled torch.autocast still costs ~4 us a step to enter
+            return contextlib.nullcontext()
+        return torch.autocast(device_type=self.device.type, dtype=self.dtype)
 
 
 def precision(device: torch.device, enabled: bool, dtype_name: str = "auto") -> Precision:

@@ -10,18 +10,30 @@ the checkpoint alone (`tokenizer_from_state`).
 stream: sample i is the `block_size` tokens from `i * stride` (inputs) and the same
 tokens shifted by one (targets). Being read by index, the training sampler shuffles the
 blocks per epoch and a resumed run continues at the exact block where it stopped.
+
+`TokenCache` keeps the token ids of every split (and a BPE tokeniser trained on the
+training split) on disk, so that the next run, a resumed one and `evaluate` skip the
+tokenising: an entry is named by a hash of the split's text and of the tokeniser, so a
+changed file or tokeniser is never read from an old entry.
 """
 
 from __future__ import annotations
 
+import contextlib
+import glob
+import hashlib
+import json
+import os
+import tempfile
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any, Protocol
 
 import torch
 from torch.utils.data import Dataset
 
 from ..config import ConfigError
-from . import Batch
+from . import Batch, note
 
 
 class Tokenizer(Protocol):
@@ -104,6 +116,102 @@ def tokenizer_from_state(state: dict[str, Any]) -> Tokenizer:
     if kind == "bpe":
         return BpeTokenizer(import_tokenizers().Tokenizer.from_str(state["bpe"]))
     raise ConfigError(f"unknown tokenizer {kind!r} in the saved data state")
+
+
+def digest(value: Any) -> str:
+    """A short hash of text, bytes or a JSON value."""
+    if isinstance(value, str):
+        value = value.encode()
+    elif not isinstance(value, bytes):
+        value = json.dumps(value, sort_keys=True).encode()
+    return hashlib.sha256(value).hexdigest()[:16]
+
+
+class TokenCache:
+    """Token ids of a corpus's splits, and the BPE tokeniser trained on it, cached on disk.
+
+    Entries are files in `folder`, `<data>-<where>-<split>-<key>-<text>.pt`: `where`
+    hashes data.root's path, `key` the tokeniser (its saved state) and this module's
+    source, `text` the split's text. A changed file, tokeniser or tokenising code gives
+    another name, so a stale entry is never read; writing an entry (a temporary file,
+    renamed once whole) removes those of the same data and split with another text (the
+    file changed since). Where `folder` cannot be written there is no cache: a note says
+    so once, and nothing is written."""
+
+    def __init__(self, folder: Path, where: Path) -> None:
+        self.folder: Path | None = folder
+        self.where = str(where.resolve())  # the data.root the entries belong to
+        self.code = digest(Path(__file__).read_bytes())
+
+    def encode(self, tokenizer: Tokenizer, text: str, split: str, least: int = 0) -> torch.Tensor:
+        """`tokenizer.encode(text)` (N,) int32: memory-mapped from the cache when it has it;
+        fewer than `least` tokens (too few to use: the caller refuses them) are not cached."""
+        name = self.name(split, tokenizer.state(), text, "pt")
+        if self.folder is not None and (self.folder / name).is_file():
+            try:
+                path = self.folder / name
+                tokens = torch.load(path, map_location="cpu", mmap=True, weights_only=True)
+                note(f"reusing the {split} tokens cached in {path}")
+                return tokens
+            except (OSError, RuntimeError, EOFError, ValueError):  # damaged: tokenise again
+                pass
+        tokens = tokenizer.encode(text)  # (N,)
+        if len(tokens) >= least and self.write(name, lambda file: torch.save(tokens, file)):
+            note(f"{split} tokens cached in {self.folder / name}")
+        return tokens
+
+    def train_bpe(self, text: str, vocab_size: int) -> BpeTokenizer:
+        """`BpeTokenizer.train(text, vocab_size)`, from the cache when it has trained it."""
+        name = self.name("bpe", {"vocab_size": vocab_size}, text, "json")
+        if self.folder is not None and (self.folder / name).is_file():
+            try:
+                saved = (self.folder / name).read_text(encoding="utf-8")
+                tokenizer = BpeTokenizer(import_tokenizers().Tokenizer.from_str(saved))
+                note(f"reusing the BPE tokeniser cached in {self.folder / name}")
+                return tokenizer
+            except Exception:  # a damaged entry (tokenizers raises plain Exceptions): train
+                pass
+        tokenizer = BpeTokenizer.train(text, vocab_size)
+        self.write(name, lambda file: file.write(tokenizer.state()["bpe"].encode()))
+        return tokenizer
+
+    def give_up(self, exc: Exception) -> None:
+        """No cache from here on (its folder cannot be written), said once."""
+        reason = getattr(exc, "strerror", None) or exc
+        note(f"no token cache ({self.folder}: {reason}); data.cache_dir sets its place")
+        self.folder = None
+
+    def name(self, split: str, settings: dict[str, Any], text: str, suffix: str) -> str:
+        place = f"{Path(self.where).name}-{digest(self.where)}-{split}"
+        return f"{place}-{digest([settings, self.code])}-{digest(text)}.{suffix}"
+
+    def write(self, name: str, save: Any) -> bool:
+        """Write an entry with `save(file)`: to a temporary file, renamed once whole; then
+        remove the entries this one replaces (the same key, another text). False: no cache."""
+        if self.folder is None:
+            return False
+        try:
+            self.folder.mkdir(parents=True, exist_ok=True)
+            handle, temporary = tempfile.mkstemp(dir=self.folder, prefix=f".{name}.")
+        except OSError as exc:  # read-only data, or no such place
+            self.give_up(exc)
+            return False
+        try:
+            with os.fdopen(handle, "wb") as file:
+                save(file)
+            os.chmod(temporary, 0o644)  # the cache is for every user of the data
+            os.replace(temporary, self.folder / name)
+        except (OSError, RuntimeError) as exc:  # a full disk, say: no entry, no half file
+            with contextlib.suppress(OSError):
+                os.unlink(temporary)
+            self.give_up(exc)
+            return False
+        place, text = name.rsplit("-", 2)[0], name.rsplit("-", 1)[1]  # <data>-<where>-<split>
+        for old in self.folder.glob(f"{glob.escape(place)}-*"):
+            if old.name.rsplit("-", 1)[1] != text:  # the same data and split, another text
+                with contextlib.suppress(OSError):
+                    old.unlink()
+        return True
 
 
 class TokenBlocks(Dataset):

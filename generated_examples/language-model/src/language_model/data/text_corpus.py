@@ -12,8 +12,12 @@ the tokeniser goes into `bundle.state`, saved in every checkpoint, so `evaluate`
 `generate` tokenise as training did from the checkpoint alone. The token stream is cut
 into blocks of `data.block_size` tokens (`_tokens.TokenBlocks`): training blocks start
 every `data.stride` tokens (0: block_size, no overlap) and are shuffled per epoch;
-validation blocks never overlap, so every token is scored once. With an empty
-`data.root` the project's synthetic text is used instead. This file is yours: `ptgen
+validation blocks never overlap, so every token is scored once. The token ids of
+each split (and the trained BPE tokeniser) are cached in `data.cache_dir` (empty: a
+`.cache` folder beside the data; none where that cannot be written) and memory-mapped by
+the next run, a resumed one and `evaluate`, which print "reusing the ... cached in
+..."; a changed file, tokeniser or data.vocab_size tokenises again (`_tokens.TokenCache`).
+With an empty `data.root` the project's synthetic text is used instead. This file is yours: `ptgen
 update` never touches it.
 """
 
@@ -29,7 +33,7 @@ from ..config import ConfigError, option
 from ..tasks import DataSpec
 from . import DataBundle, read_text
 from ._synthetic import SyntheticOptions, make_splits
-from ._tokens import BpeTokenizer, ByteTokenizer, TokenBlocks, Tokenizer, tokenizer_from_state
+from ._tokens import ByteTokenizer, TokenBlocks, TokenCache, Tokenizer, tokenizer_from_state
 
 
 @dataclass
@@ -54,6 +58,7 @@ class Options(SyntheticOptions):
     stride: int = option(
         0, "tokens between training block starts (0: block_size, no overlap)", low=0
     )
+    cache_dir: str = option("", "folder of the token cache (empty: .cache beside the data)")
 
 
 def build(cfg: Options, seed: int, state: dict[str, Any] | None = None) -> DataBundle:
@@ -61,19 +66,23 @@ def build(cfg: Options, seed: int, state: dict[str, Any] | None = None) -> DataB
         return DataBundle(*make_splits(cfg, seed))
     root = Path(cfg.root).expanduser()
     texts = read_splits(root, cfg.val_fraction)
+    beside = root if root.is_dir() else root.parent
+    cache = TokenCache(
+        Path(cfg.cache_dir).expanduser() if cfg.cache_dir else beside / ".cache", root
+    )
     if state:
         tokenizer = tokenizer_from_state(state)
     elif cfg.tokenizer == "bpe":
-        tokenizer = BpeTokenizer.train(texts["train"], cfg.vocab_size)
+        tokenizer = cache.train_bpe(texts["train"], cfg.vocab_size)
     else:
         tokenizer = ByteTokenizer()
-    train = blocks(tokenizer, texts["train"], cfg.block_size, cfg.stride, "training", root)
-    val = blocks(tokenizer, texts["val"], cfg.block_size, 0, "validation", root)
+    train = blocks(cache, tokenizer, texts["train"], cfg.block_size, cfg.stride, "training", root)
+    val = blocks(cache, tokenizer, texts["val"], cfg.block_size, 0, "validation", root)
     spec = DataSpec(num_outputs=tokenizer.vocab_size, block_size=cfg.block_size)
     test_path = root / "test.txt" if root.is_dir() and (root / "test.txt").is_file() else None
 
     def load_test() -> Dataset:
-        return blocks(tokenizer, read_text(test_path), cfg.block_size, 0, "test", root)
+        return blocks(cache, tokenizer, read_text(test_path), cfg.block_size, 0, "test", root)
 
     return DataBundle(
         train, val, spec, state=tokenizer.state(), load_test=load_test if test_path else None
@@ -116,9 +125,15 @@ def hold_out(text: str, fraction: float, where: Path) -> dict[str, str]:
 
 
 def blocks(
-    tokenizer: Tokenizer, text: str, block_size: int, stride: int, split: str, root: Path
+    cache: TokenCache,
+    tokenizer: Tokenizer,
+    text: str,
+    block_size: int,
+    stride: int,
+    split: str,
+    root: Path,
 ) -> TokenBlocks:
-    tokens = tokenizer.encode(text)  # (N,)
+    tokens = cache.encode(tokenizer, text, split, least=block_size + 1)  # (N,)
     dataset = TokenBlocks(tokens, block_size, stride)
     if len(dataset) == 0:
         raise ConfigError(

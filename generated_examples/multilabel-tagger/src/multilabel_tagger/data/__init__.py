@@ -20,7 +20,6 @@ from torch.utils.data import (
     DataLoader,
     Dataset,
     DistributedSampler,
-    IterableDataset,
     Sampler,
     default_collate,
 )
@@ -41,9 +40,6 @@ class DataBundle:
     # Values fitted on the training split (vocabulary, normalisation, class names), saved
     # in checkpoints so that evaluation prepares data exactly as training did.
     state: dict[str, Any] = field(default_factory=dict)
-    # Makes the training batches from the sampler and batch size (e.g. length bucketing);
-    # None: plain batches of consecutive sampler indices.
-    batch_sampler: Callable[[ResumableSampler, int], Sampler[list[int]]] | None = None
     # Builds the test split, when the data has one (`evaluate --split test`); called only
     # then, so training never reads the test data.
     load_test: Callable[[], Dataset] | None = None
@@ -52,11 +48,6 @@ class DataBundle:
         """The training split's targets (class weights and the balanced sampler need them):
         the dataset's `targets` (a tensor or a list) when it has that attribute, as
         TensorDictDataset does; otherwise every sample is read once."""
-        if isinstance(self.train, IterableDataset):
-            raise ConfigError(
-                "a streamed dataset has no targets to count: train.class_weights=auto, "
-                "data.balanced_sampler and cv need a dataset read by index"
-            )
         targets = getattr(self.train, "targets", None)
         if targets is None:
             targets = [self.train[i]["targets"] for i in range(len(self.train))]
@@ -219,17 +210,6 @@ class EpochOrder(Protocol):
     def set_epoch(self, epoch: int, skip: int = 0) -> None: ...
 
 
-@runtime_checkable
-class BatchesItself(Protocol):
-    """A split that makes its own loader, e.g. streamed shards (data/_streams.py of the
-    shard kinds); `train`: shuffled, remainder dropped; the loader's `dataset` is then
-    what the loop calls set_epoch on."""
-
-    def loader(
-        self, bundle: DataBundle, config: Config, info: DistInfo, device: torch.device, train: bool
-    ) -> DataLoader: ...
-
-
 class ShardSampler(Sampler[int]):
     """Every validation sample exactly once across ranks (no padding duplicates)."""
 
@@ -252,9 +232,6 @@ def build_loaders(
 ) -> tuple[DataLoader, DataLoader, EpochOrder]:
     """Training and validation loaders; the sampler is returned for set_epoch/resume.
     `sample_weights`: draw training samples with replacement by these weights."""
-    if isinstance(bundle.train, BatchesItself):
-        train = bundle.train.loader(bundle, config, info, device, True)
-        return train, eval_loader(bundle, bundle.val, config, info, device), train.dataset
     sampler = ResumableSampler(bundle.train, info, config.train.seed, sample_weights)
     batch_size = config.train.batch_size
     if len(sampler.inner) < batch_size:
@@ -270,10 +247,7 @@ def build_loaders(
         note(f"{workers} loader worker process(es) per training process (data.num_workers=auto)")
     common = loader_options(workers, device, config.train.seed)
     common["collate_fn"] = bundle.collate_fn or collate
-    if bundle.batch_sampler is not None:
-        batches = bundle.batch_sampler(sampler, batch_size)
-        train = DataLoader(bundle.train, batch_sampler=batches, **common)
-    elif in_memory(bundle.train):
+    if in_memory(bundle.train):
         train = DataLoader(bundle.train, batch_sampler=TensorBatches(sampler, batch_size), **common)
     else:
         train = DataLoader(bundle.train, batch_size, sampler=sampler, drop_last=True, **common)
@@ -284,8 +258,6 @@ def eval_loader(
     bundle: DataBundle, split: Dataset, config: Config, info: DistInfo, device: torch.device
 ) -> DataLoader:
     """Batches of an evaluation split in order, every sample once across ranks."""
-    if isinstance(split, BatchesItself):
-        return split.loader(bundle, config, info, device, False)
     workers = worker_count(config.data.num_workers, split)
     common = loader_options(workers, device, config.train.seed)
     sampler = ShardSampler(split, info)
