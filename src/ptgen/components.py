@@ -125,6 +125,14 @@ def _missing_helpers(project: ProjectInfo, group: str, kind: str) -> list[str]:
     return [n for n in component_kinds(group)[kind].features if n not in project.features]
 
 
+def missing_suggestions(project_dir: Path, group: str, kind: str | None = None) -> list[str]:
+    """The features a kind suggests (`predict` for data read from files) that the project
+    lacks: a new project gets them; `ptgen add` names them, as they change shared files."""
+    project = read_project(project_dir)
+    spec = component_kinds(group)[kind or default_kind(group, project.task)]
+    return [name for name in spec.suggests if name not in project.features]
+
+
 def helper_files(project: ProjectInfo, names: list[str]) -> dict[str, str]:
     """The files of features that are files only (`kinds_only`: no line elsewhere), as
     the project template renders them for this project: {relative path: content}."""

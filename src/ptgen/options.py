@@ -68,6 +68,7 @@ class ComponentKind:
     tasks: tuple[str, ...]
     needs_root: bool = False
     features: tuple[str, ...] = ()  # features its module needs (e.g. streams for *-shards)
+    suggests: tuple[str, ...] = ()  # choosable features it makes useful (predict): on by default
 
     @property
     def directory(self) -> Path:
@@ -87,6 +88,7 @@ def component_kinds(group: str) -> dict[str, ComponentKind]:
             tuple(data["tasks"]),
             data.get("needs_root", False),
             tuple(data.get("features", ())),
+            tuple(data.get("suggests", ())),
         )
     return kinds
 

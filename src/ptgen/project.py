@@ -98,17 +98,18 @@ class _Job:
     task: TaskSpec
     model_kind: str
     dataset_kind: str
-    features: tuple[str, ...]  # the chosen ones and those the kinds bring
+    features: tuple[str, ...]  # the chosen ones and those the kinds bring or suggest
 
     @classmethod
     def of(cls, options: ProjectOptions) -> _Job:
         task = check_task(options.task)
         model_kind = options.model or task.default_model
         dataset_kind = options.dataset or task.default_dataset
-        brought = [
-            *check_kind("model", model_kind, task.name).features,
-            *check_kind("dataset", dataset_kind, task.name).features,
+        kinds = [
+            check_kind("model", model_kind, task.name),
+            check_kind("dataset", dataset_kind, task.name),
         ]
+        brought = [name for kind in kinds for name in (*kind.features, *kind.suggests)]
         features = tuple(check_features([*options.features, *brought]))
         package = package_name(options.name)
         return cls(options, package, task, model_kind, dataset_kind, features)

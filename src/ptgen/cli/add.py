@@ -31,10 +31,11 @@ def _run(
     force: bool,
     dry_run: bool,
 ) -> None:
-    from ptgen.components import add_component
+    from ptgen.components import add_component, missing_suggestions
 
     with user_errors():
         plan = add_component(project, group, name, kind, variable_length, force, dry_run)
+        suggested = missing_suggestions(project, group, kind)
     for line in plan.describe() if dry_run else [f"wrote {rel}" for rel in plan.files]:
         typer.echo(line)
     if dry_run:
@@ -42,6 +43,8 @@ def _run(
     else:
         key = "model.name" if group == "model" else "data.name"
         typer.secho(f"use it with: --set {key}={name}", fg=typer.colors.GREEN)
+    for feature in suggested:
+        typer.echo(f"this data suits the {feature} feature: ptgen add feature {feature}")
 
 
 @add_app.command("model")
