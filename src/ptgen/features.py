@@ -32,8 +32,9 @@ from ptgen.paths import templates_dir
 if TYPE_CHECKING:
     from ptgen.update import UpdateReport  # imports Copier's helpers: not at start-up
 
-# What `ptgen new project` picks when --with is not given: none. A first week is train,
-# evaluate, predict and resume, all in the core; each feature is one command away.
+# What `ptgen new project` picks when --with is not given: none but what the kinds suggest
+# (predict, for data read from files). A first week is train, evaluate and resume, all in
+# the core; each feature is one command away.
 DEFAULT_FEATURES: tuple[str, ...] = ()
 # Every project made before template 0.3.0 had all of these (copier.yml's default too).
 LEGACY_FEATURES = (
@@ -42,8 +43,12 @@ LEGACY_FEATURES = (
     "export",
     "finetune",
     "fsdp",
+    "imbalance",
+    "inputs",
     "mlflow",
+    "optim",
     "plot",
+    "predict",
     "profiler",
     "streams",
     "sweep",

@@ -233,7 +233,7 @@ def _run_update(
             vcs_ref=vcs_ref,
             overwrite=True,
             defaults=True,
-            skip_answered=True,
+            skip_answered=False,  # answers a migration changed (keep_features.py) are read
             unsafe=True,
             quiet=True,
             conflict="inline",
