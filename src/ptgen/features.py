@@ -64,6 +64,7 @@ class FeatureSpec:
     summary: str
     extra: str | None = None  # the generated project's pip extra, e.g. sweep
     kinds_only: bool = False  # brought by component kinds (e.g. streams), not by --with
+    objectives: tuple[str, ...] = ()  # the task objectives it serves (empty: every one)
 
 
 def features() -> dict[str, FeatureSpec]:
@@ -71,6 +72,7 @@ def features() -> dict[str, FeatureSpec]:
     found = {}
     for meta in sorted((templates_dir() / "project" / "_features").glob("*/feature.toml")):
         data = tomllib.loads(meta.read_text(encoding="utf-8"))
+        data["objectives"] = tuple(data.get("objectives", ()))
         found[meta.parent.name] = FeatureSpec(meta.parent.name, **data)
     return found
 
@@ -89,6 +91,17 @@ def check_features(names: Iterable[str]) -> list[str]:
         choosable = ", ".join(n for n, spec in known.items() if not spec.kinds_only)
         raise PtgenError(f"unknown feature {unknown[0]!r}; features: {choosable}")
     return sorted(set(names))
+
+
+def check_objective(names: Iterable[str], task: str) -> None:
+    """Refuse a feature that does not serve this task (imbalance is for classification)."""
+    from ptgen.options import check_task
+
+    objective, known = check_task(task).objective, features()
+    for name in names:
+        if known[name].objectives and objective not in known[name].objectives:
+            kinds = " or ".join(known[name].objectives)
+            raise PtgenError(f"feature {name!r} serves {kinds} tasks; this project learns {task}")
 
 
 def recorded_features(answers: dict[str, object]) -> list[str]:
@@ -111,7 +124,9 @@ def change_features(
 
     add, remove = check_features(add), check_features(remove)
     project_dir = project_dir.resolve()
-    current = recorded_features(read_answers(project_dir, ("_commit", "_src_path")))
+    answers = read_answers(project_dir, ("_commit", "_src_path", "task"))
+    check_objective(add, str(answers["task"]))
+    current = recorded_features(answers)
     _check_change(current, add, remove)
     wanted = sorted((set(current) | set(add)) - set(remove))
     report = reanswer(project_dir, {"features": wanted}, dry_run) if wanted != current else None

@@ -21,7 +21,7 @@ from ptgen.atomic import write_files
 from ptgen.components import ProjectInfo, plan_component
 from ptgen.defaults import write_defaults
 from ptgen.errors import ConflictError, PtgenError
-from ptgen.features import DEFAULT_FEATURES, check_features
+from ptgen.features import DEFAULT_FEATURES, check_features, check_objective
 from ptgen.locking import LockHeld, exclusive_lock
 from ptgen.options import TaskSpec, check_kind, check_task, default_component_name, package_name
 from ptgen.smoke import SmokeReport, smoke
@@ -111,6 +111,7 @@ class _Job:
         ]
         brought = [name for kind in kinds for name in (*kind.features, *kind.suggests)]
         features = tuple(check_features([*options.features, *brought]))
+        check_objective(features, task.name)
         package = package_name(options.name)
         return cls(options, package, task, model_kind, dataset_kind, features)
 
