@@ -1,11 +1,9 @@
-"""Why a run stops before its planned end: early stopping's test of an improvement, and
-stop signals.
+"""Why a run stops early: early stopping's test of an improvement, and stop signals.
 
-SIGTERM and SIGUSR1 (what clusters and schedulers send before they preempt a job) and a
-first Ctrl-C only set a flag; the training loop reads it after every optimizer step (an
-evaluation after each of its batches; no step runs after it), writes last.pt and ends
-the run, which exits with EXIT_STATUS. A second Ctrl-C stops at
-once. Under torchrun, send the signal to torchrun: it passes it on to every process.
+SIGTERM and SIGUSR1 (what schedulers send before they preempt a job) and a first Ctrl-C
+only set a flag; the loop reads it after every optimizer step (an evaluation after each
+batch), writes last.pt and ends the run with EXIT_STATUS. A second Ctrl-C stops at once.
+Under torchrun, signal torchrun: it passes the signal on to every process.
 """
 
 from __future__ import annotations
