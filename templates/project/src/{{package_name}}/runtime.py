@@ -72,9 +72,8 @@ def seed_worker(worker_id: int) -> None:
 
 @functools.cache
 def kill_workers_at_exit() -> None:
-    """Register (once) an exit handler that kills the DataLoader workers still running:
-    they ignore SIGTERM, which multiprocessing's own handler sends before it waits, so an
-    error that keeps a loader alive would hang the exit. Registered after it, so run first."""
+    """Kill the loader workers still running at exit: they ignore the SIGTERM that
+    multiprocessing's own exit handler sends before it waits (registered later: runs first)."""
     atexit.register(_kill_workers)
 
 
@@ -89,8 +88,7 @@ def _kill_workers() -> None:
 
 @dataclass(frozen=True)
 class Precision:
-    """Autocast on the device's own type (never a hard-coded "cuda"), and a GradScaler that
-    is enabled only for float16 on CUDA."""
+    """Autocast on the device's own type (never "cuda" hard-coded); a GradScaler for fp16."""
 
     device: torch.device
     enabled: bool
@@ -104,8 +102,8 @@ class Precision:
 
 
 def precision(device: torch.device, enabled: bool, dtype_name: str = "auto") -> Precision:
-    """train.amp / train.amp_dtype: bfloat16 on CPU (float16 autocast there is slow),
-    float16 on CUDA unless asked otherwise; a GradScaler only where float16 needs one."""
+    """train.amp / train.amp_dtype: bfloat16 on CPU (float16 is slow there), float16 on CUDA
+    unless asked otherwise; a GradScaler only for float16 on CUDA."""
     if dtype_name == "auto":
         dtype = torch.float16 if device.type == "cuda" else torch.bfloat16
     else:
@@ -116,8 +114,7 @@ def precision(device: torch.device, enabled: bool, dtype_name: str = "auto") -> 
 
 @contextlib.contextmanager
 def distributed(device_name: str) -> Iterator[tuple[DistInfo, torch.device]]:
-    """Join the process group when launched by torchrun (else run as a single process), and
-    leave it at the end, also when training raises."""
+    """Join the process group when launched by torchrun (else one process); leave it after."""
     env = os.environ
     if "RANK" not in env or "WORLD_SIZE" not in env:
         yield DistInfo(), get_device(device_name)

@@ -64,13 +64,11 @@ class StopSignals:
         self.received = signal.Signals(signum)
 
     def pending(self) -> bool:
-        """Whether a stop signal came to this process (not agreed with the other ranks: for
-        a loop that ends on its own, such as an evaluation, before `agreed` is asked)."""
+        """Whether a stop signal came to this process (not agreed with the other ranks)."""
         return self.received is not None
 
     def agreed(self) -> str | None:
-        """The name of the signal that stops the run, the same on every rank: one rank's
-        signal stops all of them at the same step."""
+        """The signal that stops the run, agreed by every rank: all stop at the same step."""
         if not self.info.enabled:
             return self.received.name if self.received else None
         flag = torch.tensor([int(self.received or 0)])

@@ -17,8 +17,7 @@ from ..tasks import DataSpec
 
 
 def build_model(cfg: ModelConfig, spec: DataSpec, state: dict[str, Any] | None = None) -> nn.Module:
-    """The configured model component, built for data described by `spec` (and a
-    checkpoint's `model_build`, to rebuild a trained model)."""
+    """The configured model for data described by `spec` (and a checkpoint's `model_build`)."""
     if state:
         return component("model", cfg.name).build(cfg, spec, state)
     return component("model", cfg.name).build(cfg, spec)
