@@ -12,7 +12,7 @@ import sys
 import time
 from pathlib import Path
 
-from ptgen.features import features
+from ptgen.features import features, serves
 from ptgen.project import ProjectOptions, new_project
 
 PAGE = 4096  # tmpfs allocates whole pages
@@ -20,6 +20,11 @@ PAGE = 4096  # tmpfs allocates whole pages
 REPO = Path(__file__).resolve().parents[1]
 # Every feature a user can choose (--with); the kinds bring the others themselves.
 ALL_FEATURES = tuple(name for name, spec in features().items() if not spec.kinds_only)
+
+
+def features_for(task: str) -> tuple[str, ...]:
+    """Every feature a user can choose for `task` (imbalance serves classification only)."""
+    return tuple(name for name in ALL_FEATURES if serves(name, task))
 
 
 def generate(tmp_path: Path, name: str = "demo", **options: object) -> Path:

@@ -14,7 +14,7 @@ import csv
 from pathlib import Path
 
 import pytest
-from helpers import ALL_FEATURES, run_in_project, write_text
+from helpers import features_for, run_in_project, write_text
 from PIL import Image
 
 from ptgen.components import add_component
@@ -84,7 +84,7 @@ def project(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFac
     """A project of one task with every compatible model and dataset kind added."""
     task = request.param
     path = new_project(
-        ProjectOptions(name="kinds", task=task, features=ALL_FEATURES),  # export, fsdp, ...
+        ProjectOptions(name="kinds", task=task, features=features_for(task)),  # export, fsdp, ...
         tmp_path_factory.mktemp(task),
         run_smoke=False,
         init_git=False,

@@ -1,8 +1,9 @@
 """Issue 21: a run says when data is the bottleneck, and `data.num_workers = "auto"`.
 
-The share of step time spent waiting for the next batch is in metrics.csv (`data_wait`,
-host time around the loader's next(), no device sync); above 20% the run ends with one
-line of advice. Measured on a generated project with a deliberately slow dataset.
+With the `profiler` feature (template 0.5), the share of step time spent waiting for the
+next batch is in metrics.csv (`data_wait`, host time around the loader's next(), no device
+sync); above 20% the run ends with one line of advice. Measured on a generated project with
+a deliberately slow dataset.
 """
 
 from __future__ import annotations
@@ -35,7 +36,7 @@ SMALL = [
 @pytest.fixture(scope="module")
 def project(tmp_path_factory: pytest.TempPathFactory) -> Path:
     where = tmp_path_factory.mktemp("wait")
-    path = generate(where, name="wait-proj", features=("experiments",))  # cv's Selection
+    path = generate(where, name="wait-proj", features=("experiments", "profiler"))  # Selection
     (path / "src" / PKG / "data" / "slowsynthetic.py").write_text(SLOW_DATASET)
     return path
 
@@ -115,7 +116,7 @@ ADVICE = """
 import torch
 from torch.utils.data import DataLoader
 from {pkg}.data import TensorDictDataset
-from {pkg}.train import data_advice
+from {pkg}.profiler import data_advice
 
 class Files(torch.utils.data.Dataset):  # read one sample at a time (not in memory)
     def __len__(self):

@@ -202,9 +202,11 @@ def add_feature(templates: Path) -> None:
     (templates / "project" / "_features" / "stepcount" / "feature.toml").write_text(toml)
     package = templates / "project" / "src" / "{{package_name}}"
     (package / "{% if 'stepcount' in features %}stepcount.py{% endif %}").write_text(STEPCOUNT)
+    copier_yml = templates / "project" / "copier.yml"
+    text = copier_yml.read_text(encoding="utf-8")
+    copier_yml.write_text(text.replace("'profiler']", "'profiler', 'stepcount']", 1))
     train = package / "train.py.jinja"
     text = train.read_text(encoding="utf-8")
-    text = text.replace('"profiler"]', '"profiler", "stepcount"]', 1)
     head, end, tail = text.rpartition("    return found\n")  # the end of trackers()
     assert end
     train.write_text(head + REGISTRATION + tail, encoding="utf-8")

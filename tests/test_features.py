@@ -22,9 +22,15 @@ from ptgen.template_source import resolve_template
 
 runner = CliRunner()
 TRACES = re.compile(
-    r"fsdp|optuna|mlflow|wandb|ShardStream|distributed\.checkpoint|ema_|lr.find|ModelSummary", re.I
+    r"fsdp|optuna|mlflow|wandb|ShardStream|distributed\.checkpoint|ema_|lr.find|ModelSummary"
+    r"|predict\b|\._inputs|nesterov|onecycle|plateau|head_lr|class_weights|balanced_sampler"
+    r"|data_wait|Tracker|confusion_matrix_csv",
+    re.I,
 )
 FEATURE_FILES = {  # a file of each feature, relative to src/PKG
+    "predict": "predict.py",
+    "optim": "optim_choices.py",
+    "imbalance": "imbalance.py",
     "sweep": "sweep.py",
     "experiments": "experiments.py",
     "export": "export.py",
@@ -42,6 +48,7 @@ FEATURE_FILES = {  # a file of each feature, relative to src/PKG
     "slurm": "../../slurm/train.sbatch",  # batch scripts live beside src/, not in it
 }
 COMMANDS = {
+    "predict": "predict",
     "sweep": "sweep",
     "experiments": "repeat",
     "export": "export",
@@ -72,7 +79,9 @@ def test_the_default_project_holds_no_trace_of_the_features_it_did_not_choose(
     assert not TRACES.search(source_of(default_project))
     assert not [name for name in FEATURE_FILES.values() if (package / name).exists()]
     config = (package / "config.py").read_text(encoding="utf-8")
-    for key in ("strategy:", "logger:", "profile:", "init_from:", "freeze:", "ema_", "summary_"):
+    absent = ("strategy:", "logger:", "profile:", "init_from:", "freeze:", "ema_", "summary_")
+    absent += ("optimizer:", "momentum:", "lr_gamma:", "class_weights:", "balanced_sampler:")
+    for key in absent:
         assert key not in config
     help_text = commands_of(default_project, "demo_proj")
     assert not [c for c in COMMANDS.values() if c in help_text]
@@ -101,7 +110,8 @@ def test_each_feature_alone_renders_clean(tmp_path: Path, feature: str) -> None:
 def test_add_then_remove_a_feature_keeps_the_users_edit(tmp_path: Path) -> None:
     project = generate(tmp_path, "demo")
     train = project / "src" / "demo" / "train.py"
-    train.write_text(train.read_text().replace("DATA_BOUND = 0.2 ", "DATA_BOUND = 0.3 ", 1))
+    edit = ("# moved once, before the loop", "# moved once, before the loop (mine)")
+    train.write_text(train.read_text().replace(*edit, 1))
     git.git(project, "commit", "-qam", "my edit", env=git.commit_env(project))
     before = files_of(project)
 
@@ -109,7 +119,7 @@ def test_add_then_remove_a_feature_keeps_the_users_edit(tmp_path: Path) -> None:
 
     assert added.exit_code == 0, added.output
     assert "added    src/demo/sweep.py" in added.output and "[sweep]" in added.output
-    assert "DATA_BOUND = 0.3 " in train.read_text()
+    assert edit[1] in train.read_text()
     assert "sweep" in commands_of(project, "demo")
     assert "features:\n- sweep" in (project / ".copier-answers.yml").read_text()
     git.git(project, "add", "-A")
@@ -194,6 +204,59 @@ def test_a_0_2_0_project_updates_with_every_feature_it_had(tmp_path: Path) -> No
     assert set(LEGACY_FEATURES) <= set(features())
     help_text = commands_of(project, "demo")
     assert all(command in help_text for command in ("sweep", "export", "consolidate"))
+    tests = run_in_project(project, "-m", "pytest", "-q", "-x", "tests")
+    assert tests.returncode == 0, tests.stdout[-3000:] + tests.stderr[-2000:]
+
+
+SMALL_RUN = ["data.num_samples=64", "model.width=8", "train.batch_size=16", "train.device=cpu"]
+
+
+def sets(*settings: str) -> list[str]:
+    return [arg for setting in (*SMALL_RUN, *settings) for arg in ("--set", setting)]
+
+
+@pytest.mark.slow
+def test_a_0_4_0_project_keeps_what_0_5_0_made_features_and_its_checkpoints(
+    tmp_path: Path,
+) -> None:
+    """0.5.0 split predict, the optimizer and schedule choices, class weights, data_wait and
+    evaluate's confusion CSV off the core. A 0.4.0 project (features: none) updated with
+    plain `copier update` keeps every one (keep_features.py adds their features), and its
+    0.4.0 checkpoint still evaluates and resumes."""
+    ref = resolve_template("0.4.0")
+    project = tmp_path / "old"
+    answers = {"project_name": "old", "task": "image-classification", "features": []}
+    copier.run_copy(ref.src_path, project, data=answers, vcs_ref=ref.vcs_ref, defaults=True)
+    info = ProjectInfo(project, "old", "old", "image-classification", ())
+    plan_component(info, "model", "cnn", "cnn").apply()
+    plan_component(info, "dataset", "synthetic", "synthetic").apply()
+    assert git.init_and_commit(project, "Generate old with ptgen 0.4.0")
+    trained = run_in_project(project, "-m", "old", "train", *sets("train.max_steps=2"))
+    assert trained.returncode == 0, trained.stderr
+    resolve_template()  # the cache holds the newest template, as after any ptgen command
+
+    command = [shutil.which("copier") or "copier", "update", "--trust", "--defaults"]
+    proc = subprocess.run(command, cwd=project, capture_output=True, text=True)
+
+    assert proc.returncode == 0, proc.stderr
+    recorded = (project / ".copier-answers.yml").read_text()
+    kept = ("imbalance", "inputs", "optim", "plot", "predict", "profiler")
+    assert all(f"- {name}" in recorded for name in kept), recorded
+    assert "predict" in commands_of(project, "old")
+    config = (project / "src" / "old" / "config.py").read_text()
+    assert all(key in config for key in ("nesterov:", "class_weights:", "balanced_sampler:"))
+    checkpoint = str(project / "runs" / "default" / "last.pt")
+    evaluated = run_in_project(project, "-m", "old", "evaluate", "--checkpoint", checkpoint)
+    assert evaluated.returncode == 0 and "confusion" in evaluated.stdout, evaluated.stderr
+    resume = sets("train.max_steps=4", "train.resume=auto", "train.scheduler=plateau")
+    resumed = run_in_project(project, "-m", "old", "train", *resume)
+    assert resumed.returncode == 1 and "train.scheduler" in resumed.stderr  # kept on resume
+    resumed = run_in_project(
+        project, "-m", "old", "train", *sets("train.max_steps=4", "train.resume=auto")
+    )
+    assert resumed.returncode == 0 and "resuming from" in resumed.stdout, resumed.stderr
+    rows = (project / "runs" / "default" / "metrics.csv").read_text().splitlines()
+    assert rows[0].endswith("data_wait") and rows[-1].startswith("4,")
     tests = run_in_project(project, "-m", "pytest", "-q", "-x", "tests")
     assert tests.returncode == 0, tests.stdout[-3000:] + tests.stderr[-2000:]
 

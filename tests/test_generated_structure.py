@@ -108,11 +108,10 @@ def test_every_decision_of_the_loop_is_in_one_function(default_project: Path) ->
     loop = function(tree, "train")
     used = names_in(loop)
     decisions = {"log_every", "checkpoint_every", "max_steps", "epochs", "grad_accum_steps"}
-    decisions |= {"early_stopping_patience", "early_stopping_min_delta", "lr_patience"}
+    decisions |= {"early_stopping_patience", "early_stopping_min_delta"}
     assert decisions <= used, decisions - used
     assert {"save", "evaluate", "forward_backward", "optimizer_step", "is_better"} <= used
-    assert {"improves", "agreed", "lower_lr"} <= used  # early stop, stop signal, lr drop
-    assert {"data_wait_share", "DATA_BOUND"} <= used  # the advice when data is the bottleneck
+    assert {"improves", "agreed"} <= used  # early stop, stop signal
     assert any(isinstance(n, ast.Break) for n in ast.walk(loop))  # the max_steps stop
     # the only other functions of train.py build the run or are called from the loop
     helpers = {n.name for n in tree.body if isinstance(n, ast.FunctionDef)} - {"train"}
@@ -121,7 +120,7 @@ def test_every_decision_of_the_loop_is_in_one_function(default_project: Path) ->
         "start_monitor",
         "build_run",
         "warmup_cosine",
-        "prepare_model",
+        "wrap_model",
         "check_finite",
         "save",
         "trained_model",

@@ -57,7 +57,11 @@ def project(tmp_path_factory: pytest.TempPathFactory) -> Path:
     root = tmp_path_factory.mktemp("hf")
     kinds = {"model": "hf-encoder", "dataset": "hf-text"}
     path = generate(
-        root, name="hf-proj", task="sequence-classification", features=("finetune",), **kinds
+        root,
+        name="hf-proj",
+        task="sequence-classification",
+        features=("finetune", "optim"),
+        **kinds,
     )
     reviews = write_text(path / "reviews.tsv", rows=200)
     with reviews.open() as f:

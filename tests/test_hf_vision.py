@@ -100,7 +100,7 @@ def project(tmp_path_factory: pytest.TempPathFactory) -> Path:
         task="image-classification",
         model="hf-vision",
         dataset="image-folder",
-        features=("finetune", "export"),
+        features=("finetune", "export", "optim"),
     )
     write_images(path / "images")
     save_backbones(path / "backbones")

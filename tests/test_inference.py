@@ -85,7 +85,7 @@ def trained(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFac
     task = request.param
     dataset, model = CASES[task]
     where = tmp_path_factory.mktemp(task)
-    options = ProjectOptions(PKG, task, model, dataset, features=("export",))
+    options = ProjectOptions(PKG, task, model, dataset, features=("export", "plot"))  # CSVs
     project = new_project(options, where, run_smoke=False, init_git=False).path
     root = write_splits(task, where / "data")
     result = run_in_project(

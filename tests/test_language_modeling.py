@@ -22,7 +22,7 @@ from pathlib import Path
 
 import pytest
 import torch
-from helpers import ALL_FEATURES, SLOW_DATASET, generate, kill_tree_once, run_in_project
+from helpers import SLOW_DATASET, features_for, generate, kill_tree_once, run_in_project
 from test_option_space import check_clean
 from typer.testing import CliRunner
 
@@ -41,7 +41,8 @@ def test_ptgen_list_shows_the_task_and_its_kinds() -> None:
 
 
 def test_renders_clean_with_every_feature_and_both_dataset_kinds(tmp_path: Path) -> None:
-    project = generate(tmp_path, "lm-all", task="language-modeling", features=ALL_FEATURES)
+    features = features_for("language-modeling")
+    project = generate(tmp_path, "lm-all", task="language-modeling", features=features)
     add_component(project, "dataset", "corpus", "text-corpus")
     check_clean([project], tmp_path)
     cli = (project / "src/lm_all/cli.py").read_text(encoding="utf-8")
@@ -51,7 +52,7 @@ def test_renders_clean_with_every_feature_and_both_dataset_kinds(tmp_path: Path)
 
 @pytest.mark.parametrize("task", ["tabular-regression"])
 def test_another_task_holds_no_trace_of_it(tmp_path: Path, task: str) -> None:
-    project = generate(tmp_path, "other", task=task, features=ALL_FEATURES)
+    project = generate(tmp_path, "other", task=task, features=features_for(task))
     src = project / "src/other"
     assert not (src / "generate.py").exists() and not (src / "data/_tokens.py").exists()
     assert not (project / "tests/test_generate.py").exists()

@@ -63,7 +63,9 @@ def payload(model):
     optimizer = torch.optim.AdamW(model.parameters())
     scheduler = torch.optim.lr_scheduler.LambdaLR(optimizer, lambda step: 1.0)
     scaler = torch.amp.GradScaler("cpu", enabled=False)
-    state = ckpt.training_state(scheduler, scaler, TrainState(), config.to_dict(), {{}})
+    state = ckpt.training_state(
+        scheduler, scaler, TrainState(), config.to_dict(), {{}}, spec, {{}}, 1
+    )
     return ckpt.training_payload(model, optimizer, state)
 
 

@@ -54,7 +54,9 @@ def build(cfg, seed, state=None) -> DataBundle:
 
 @pytest.fixture(scope="module")
 def project(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    path = generate(tmp_path_factory.mktemp("stopping"), name="stop-proj")
+    # optim: every optimizer and schedule; imbalance: class weights and the balanced sampler
+    features = ("optim", "imbalance")
+    path = generate(tmp_path_factory.mktemp("stopping"), name="stop-proj", features=features)
     (path / "src" / PKG / "data" / "slowsynthetic.py").write_text(SLOW_DATASET)
     (path / "src" / PKG / "data" / "skewed.py").write_text(SKEWED)
     return path

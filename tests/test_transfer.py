@@ -27,7 +27,7 @@ TINY = [
 @pytest.fixture(scope="module")
 def project(tmp_path_factory: pytest.TempPathFactory) -> Path:
     where = tmp_path_factory.mktemp("transfer")
-    return generate(where, name="transfer-proj", features=("finetune",))
+    return generate(where, name="transfer-proj", features=("finetune", "optim"))  # head lr
 
 
 @pytest.fixture(scope="module")

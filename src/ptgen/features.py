@@ -93,20 +93,28 @@ def check_features(names: Iterable[str]) -> list[str]:
     return sorted(set(names))
 
 
-def check_objective(names: Iterable[str], task: str) -> None:
-    """Refuse a feature that does not serve this task (imbalance is for classification)."""
-    from ptgen.options import check_task
+def serves(name: str, task: str) -> bool:
+    """Whether feature `name` serves `task` (imbalance is for classification only)."""
+    from ptgen.options import tasks
 
-    objective, known = check_task(task).objective, features()
+    objectives, spec = features()[name].objectives, tasks().get(task)
+    return not objectives or spec is None or spec.objective in objectives
+
+
+def check_objective(names: Iterable[str], task: str) -> None:
+    """Refuse a feature that does not serve this task."""
     for name in names:
-        if known[name].objectives and objective not in known[name].objectives:
-            kinds = " or ".join(known[name].objectives)
+        if not serves(name, task):
+            kinds = " or ".join(features()[name].objectives)
             raise PtgenError(f"feature {name!r} serves {kinds} tasks; this project learns {task}")
 
 
 def recorded_features(answers: dict[str, object]) -> list[str]:
-    """A project's features from its answers (a project before 0.3.0: every feature)."""
-    value = answers.get("features", list(LEGACY_FEATURES))
+    """A project's features from its answers (a project before 0.3.0: every feature that
+    serves its task, as copier.yml's default gives it)."""
+    value = answers.get("features")
+    if value is None:
+        value = [name for name in LEGACY_FEATURES if serves(name, str(answers.get("task")))]
     if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
         raise PtgenError(f"`features` in .copier-answers.yml is not a list of names: {value!r}")
     return sorted(value)

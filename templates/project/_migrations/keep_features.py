@@ -18,14 +18,19 @@ ANSWERS = Path(".copier-answers.yml")
 
 
 def held(package: Path) -> dict[str, bool]:
-    """Each split-off feature: whether the project holds its code."""
-    config = package / "config.py"
-    text = config.read_text(encoding="utf-8") if config.is_file() else ""
+    """Each feature split off the core in 0.5.0: whether the project holds its code."""
+
+    def text(name: str) -> str:
+        path = package / name
+        return path.read_text(encoding="utf-8") if path.is_file() else ""
+
     return {
         "predict": (package / "predict.py").is_file(),
         "inputs": (package / "data" / "_inputs.py").is_file(),
-        "optim": "nesterov" in text,
-        "imbalance": "balanced_sampler" in text,
+        "optim": "nesterov" in text("config.py"),
+        "imbalance": "balanced_sampler" in text("config.py"),
+        "profiler": "data_wait" in text("monitor.py"),  # the share of time waiting for data
+        "plot": "confusion_matrix_csv" in text("evaluate.py"),  # evaluate's CSV file
     }
 
 
