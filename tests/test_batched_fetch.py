@@ -27,7 +27,8 @@ from {pkg}.config import load_config
 from {pkg}.data import build_data, build_loaders
 from {pkg}.runtime import DistInfo
 
-config = load_config(overrides=sys.argv[1:])
+weighted = sys.argv[1] == "weighted"  # the imbalance feature's balanced sampler
+config = load_config(overrides=sys.argv[2:])
 bundle = build_data(config.data, config.train.seed)
 collate = bundle.collate_fn or default_collate
 
@@ -43,10 +44,11 @@ def same(a, b):
     )
 
 
-runs = [(DistInfo(), None, 0), (DistInfo(rank=1, world_size=2), None, 8),
-        (DistInfo(), torch.rand(len(bundle.train)), 16)]
+runs = [(DistInfo(), None, 0), (DistInfo(rank=1, world_size=2), None, 8)]
+runs += [(DistInfo(), torch.rand(len(bundle.train)), 16)] if weighted else []
 for info, weights, skip in runs:
-    train, val, sampler = build_loaders(bundle, config, info, torch.device("cpu"), weights)
+    extra = (weights,) if weighted else ()
+    train, val, sampler = build_loaders(bundle, config, info, torch.device("cpu"), *extra)
     sampler.set_epoch(1, skip=skip)  # epoch 1, resumed `skip` samples in
     for loader in (train, val):
         fetched = loader.dataset.__getitems__(list(range(3)))
@@ -59,8 +61,11 @@ print("same", val.batch_size, train.batch_sampler.batch_size)
 
 
 def same_batches(project: Path, pkg: str, *sets: str) -> str:
+    """Every batch of the batched path equals the per-sample one; with the imbalance feature,
+    also for the balanced sampler's draws."""
+    weighted = "weighted" if (project / "src" / pkg / "imbalance.py").is_file() else "plain"
     result = subprocess.run(
-        [sys.executable, "-c", SAME_BATCHES.format(pkg=pkg), *sets],
+        [sys.executable, "-c", SAME_BATCHES.format(pkg=pkg), weighted, *sets],
         cwd=project,
         env=dict(os.environ, PYTHONPATH=str(project / "src"), OMP_NUM_THREADS="1"),
         capture_output=True,
@@ -90,7 +95,8 @@ def test_tables_batched_like_per_sample(tmp_path: Path) -> None:
 
 
 def test_token_arrays_batched_like_per_sample(tmp_path: Path) -> None:
-    project = generate(tmp_path, "fetch-seq", task="sequence-classification", dataset="text")
+    kinds = {"task": "sequence-classification", "dataset": "text", "features": ("imbalance",)}
+    project = generate(tmp_path, "fetch-seq", **kinds)
     data = write_texts(tmp_path / "t.tsv")
     for bucket in ("false", "true"):
         sets = (f"data.root={data}", "train.batch_size=8", f"data.bucket_by_length={bucket}")
@@ -98,7 +104,7 @@ def test_token_arrays_batched_like_per_sample(tmp_path: Path) -> None:
 
 
 def test_cached_images_batched_like_per_sample(tmp_path: Path) -> None:
-    project = generate(tmp_path, "fetch-img", dataset="image-folder")
+    project = generate(tmp_path, "fetch-img", dataset="image-folder", features=("imbalance",))
     root = write_images(tmp_path / "images")
     for cache in ("memory", "disk"):
         sets = [f"data.root={root}", f"data.cache={cache}", "data.num_workers=0"]

@@ -97,7 +97,7 @@ def test_resume_with_changed_settings_refuses_or_applies_and_says_so(
         "train.scheduler": "constant",
         "data.val_fraction": "0.5",  # would move validation rows into training
         "train.seed": "7",
-        "train.optimizer": "sgd",  # was KeyError: 'momentum'
+        "train.weight_decay": "0.5",  # the restored optimizer holds it
     }
     said = train_errors(project, TEXT_PKG, out, *(f"{same} {k}={v}" for k, v in changes.items()))
     for message, key in zip(said, changes, strict=True):

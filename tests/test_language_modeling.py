@@ -246,7 +246,7 @@ def test_generate_from_the_checkpoint_alone_is_deterministic_per_seed(
     assert metrics["perplexity"] == pytest.approx(math.exp(metrics["nats_per_token"]), rel=1e-4)
     args = ["predict", "--checkpoint", str(checkpoint), str(data / "test.txt")]
     predicted = run_in_project(project, "-m", PKG, *args)  # no per-input prediction
-    assert predicted.returncode == 1 and "generate --checkpoint" in predicted.stderr
+    assert predicted.returncode == 2 and "'generate'" in predicted.stderr  # argparse's choices
     shutil.rmtree(data)  # generate and export need the checkpoint only
     script = f"""
 import contextlib, io, json, sys
@@ -287,7 +287,7 @@ def onnx_available() -> bool:
 FRESH = f"""
 import json, sys
 import torch
-from {PKG}.predict import load_inference
+from {PKG}.evaluate import load_inference
 checkpoint, *files = sys.argv[1:]
 model = load_inference(checkpoint, None, ["train.device=cpu"]).model  # eval mode, float32
 gen = torch.Generator().manual_seed(1)

@@ -33,9 +33,8 @@ STEPS = 14  # 8 steps per epoch (64 samples, batches of 8): crosses an epoch bou
 
 @pytest.fixture(scope="module")
 def project(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    path = generate(
-        tmp_path_factory.mktemp("multilabel"), name="ml-proj", task="multilabel-classification"
-    )
+    where, task = tmp_path_factory.mktemp("multilabel"), "multilabel-classification"
+    path = generate(where, name="ml-proj", task=task, features=("predict",))  # synthetic first
     add_component(path, "dataset", "images", "image-folder")
     (path / "src" / PKG / "data" / "slowsynthetic.py").write_text(SLOW_DATASET)
     return path

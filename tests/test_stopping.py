@@ -247,14 +247,15 @@ import torch
 from {pkg}.config import load_config
 from {pkg}.data import build_data, build_loaders
 from {pkg}.runtime import DistInfo
+from {pkg}.imbalance import balance
 from {pkg}.tasks import get_task
 
 config = load_config(None, ["data.name=skewed", "data.num_samples=400", "data.image_size=8",
                             "data.balanced_sampler=true", "train.class_weights=auto"])
 bundle = build_data(config.data, 0)
 targets = bundle.train_targets()
-task, weights = get_task(config.task).for_training(
-    config, bundle.train_targets, None, torch.device("cpu"))
+task = get_task(config.task).for_data(bundle.spec, bundle.state)
+task, weights = balance(task, config, bundle.train_targets, None, torch.device("cpu"))
 def drawn(info):
     _, _, sampler = build_loaders(bundle, config, info, torch.device("cpu"), weights)
     sampler.set_epoch(3)

@@ -147,7 +147,8 @@ def test_without_a_writable_cache_folder_it_tokenises_in_memory(
 
 
 def test_text_kind_arrays_and_cache(tmp_path: Path) -> None:
-    project = generate(tmp_path, name=PKG, task="sequence-classification")
+    # imbalance: DataBundle.train_targets, which the checks read
+    project = generate(tmp_path, name=PKG, task="sequence-classification", features=("imbalance",))
     add_component(project, "dataset", "texts", "text")
     add_component(project, "dataset", "fixed", "text", variable_length=False)
     checks = project / "tests" / "test_text_scale_checks.py"

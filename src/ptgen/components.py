@@ -112,7 +112,8 @@ def add_component(
     plan = plan_component(project, group, name, kind, variable_length)
     helpers = _missing_helpers(project, group, kind or default_kind(group, project.task))
     for rel, content in helper_files(project, helpers).items():
-        plan.add(rel, content)
+        if not (project_dir / rel).exists():  # e.g. data/_inputs.py, which predict renders too
+            plan.add(rel, content)
     if not dry_run:
         plan.check_conflicts(force)
         plan.apply()
