@@ -169,8 +169,38 @@ def test_a_shard_kind_added_later_brings_the_streaming_code(tmp_path: Path) -> N
     assert result.exit_code == 0, result.output
     assert (project / "src" / "seq" / "data" / "_streams.py").is_file()
     assert "- streams" in (project / ".copier-answers.yml").read_text()
+    loaders = (project / "src" / "seq" / "data" / "__init__.py").read_text()
+    assert "BatchesItself" in loaders  # merged in: the loaders of streamed splits
     test = run_in_project(project, "-m", "pytest", "-q", "tests/test_data_shards.py")
     assert test.returncode == 0, test.stdout + test.stderr
+
+
+def test_a_file_kind_brings_its_readers_and_suggests_predict(tmp_path: Path) -> None:
+    """A new project with data read from files has `predict`; one on synthetic data has not,
+    and gets the readers (`inputs`) with such a kind later, with the command that adds it."""
+    with_files = generate(tmp_path / "a", "files", dataset="image-folder")
+    assert (with_files / "src" / "files" / "predict.py").is_file()
+    project = generate(tmp_path / "b", "demo")
+    package = project / "src" / "demo"
+    assert not (package / "predict.py").exists() and not (package / "data" / "_inputs.py").exists()
+
+    args = ["add", "dataset", "photos", "--kind", "image-folder", "--project", str(project)]
+    added = runner.invoke(app, args)
+
+    assert added.exit_code == 0, added.output
+    assert "ptgen add feature predict" in added.output
+    assert (package / "data" / "_inputs.py").is_file() and not (package / "predict.py").exists()
+    assert "- inputs" in (project / ".copier-answers.yml").read_text()
+    git.git(project, "add", "-A")
+    git.git(project, "commit", "-qm", "photos", env=git.commit_env(project))
+    predict = runner.invoke(app, ["add", "feature", "predict", "--project", str(project)])
+    assert predict.exit_code == 0, predict.output
+    assert "predict" in commands_of(project, "demo")
+    wrong = runner.invoke(app, ["add", "feature", "imbalance", "--project", str(with_files)])
+    assert wrong.exit_code == 0  # image classification: served
+    lm = generate(tmp_path / "c", "lm", task="language-modeling")
+    refused = runner.invoke(app, ["add", "feature", "predict", "--project", str(lm)])
+    assert refused.exit_code == 1 and "language-modeling" in refused.output
 
 
 def test_plain_copier_update_in_a_new_project_is_up_to_date(tmp_path: Path) -> None:

@@ -106,16 +106,33 @@ def add_component(
     dry_run: bool = False,
 ) -> FilePlan:
     """Plan, check for conflicts, and (unless dry_run) write one component, with the
-    helper modules its kind brings when the project lacks them (the shard kinds:
-    data/_streams.py; image-folder: data/_augment.py), recorded in the answers."""
+    helper modules its kind brings when the project lacks them (data/_inputs.py for the
+    kinds that read files, data/_augment.py for image-folder), recorded in the answers.
+    A helper with lines in shared files (the shard kinds' streaming) is merged in first,
+    as `ptgen add feature` does: that needs a clean git tree."""
+    from ptgen.features import change_features, features
+
     project = read_project(project_dir)
     plan = plan_component(project, group, name, kind, variable_length)
     helpers = _missing_helpers(project, group, kind or default_kind(group, project.task))
-    for rel, content in helper_files(project, helpers).items():
+    merged = [name for name in helpers if features()[name].shared_lines]
+    helpers = [name for name in helpers if name not in merged]
+    brought = helper_files(project, [*helpers, *merged])
+    for rel, content in brought.items():
         if not (project_dir / rel).exists():  # e.g. data/_inputs.py, which predict renders too
             plan.add(rel, content)
     if not dry_run:
         plan.check_conflicts(force)
+        if merged:
+            change = change_features(project_dir, add=merged)
+            if change.needs_action:
+                raise PtgenError("\n".join(change.lines()))
+            project = read_project(project_dir)
+            plan.files = {
+                rel: text
+                for rel, text in plan.files.items()
+                if rel not in brought or not (project_dir / rel).exists()
+            }  # the merge wrote them
         plan.apply()
         if helpers:
             record_features(project_dir, [*project.features, *helpers])

@@ -65,6 +65,7 @@ class FeatureSpec:
     extra: str | None = None  # the generated project's pip extra, e.g. sweep
     kinds_only: bool = False  # brought by component kinds (e.g. streams), not by --with
     objectives: tuple[str, ...] = ()  # the task objectives it serves (empty: every one)
+    shared_lines: bool = False  # kinds_only, yet with lines in shared files (streams)
 
 
 def features() -> dict[str, FeatureSpec]:

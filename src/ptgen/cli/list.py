@@ -30,9 +30,11 @@ def list_command() -> None:
             typer.secho(f"  {'':<14}{kind.summary}", dim=True)
         typer.echo("")
     typer.secho("features (--with NAME,..., ptgen add|remove feature NAME)", bold=True)
+    suggested = {name for kind in component_kinds("dataset").values() for name in kind.suggests}
     for feature in features().values():
         chosen = "default" if feature.name in DEFAULT_FEATURES else ""
         chosen = "by kinds" if feature.kinds_only else chosen
+        chosen = "suggested" if feature.name in suggested else chosen  # by the kinds of files
         typer.echo(f"  {feature.name:<14}{chosen:<10}{feature.summary}".rstrip())
     typer.echo("")
     typer.secho("options", bold=True)

@@ -63,8 +63,9 @@ def new_project_command(
         typer.Option(
             "--with",
             metavar="FEATURE,...",
-            help="Optional features, comma-separated, e.g. sweep,export (see `ptgen list`); "
-            "default: none. Add or remove them later with `ptgen add|remove feature`.",
+            help="Optional features, comma-separated, e.g. sweep,export (see `ptgen list`), "
+            "besides those the dataset kind suggests (predict, for data read from files). "
+            "Add or remove them later with `ptgen add|remove feature`.",
         ),
     ] = None,
     smoke: Annotated[
