@@ -84,7 +84,9 @@ def project(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFac
     """A project of one task with every compatible model and dataset kind added."""
     task = request.param
     path = new_project(
-        ProjectOptions(name="kinds", task=task, features=features_for(task)),  # export, fsdp, ...
+        # every feature (export, fsdp, ...) and the streaming the shard kinds bring: added
+        # later to a project without it, it is merged in (git), which this project has not
+        ProjectOptions(name="kinds", task=task, features=(*features_for(task), "streams")),
         tmp_path_factory.mktemp(task),
         run_smoke=False,
         init_git=False,

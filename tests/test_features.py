@@ -17,6 +17,7 @@ from typer.testing import CliRunner
 from ptgen import git
 from ptgen.cli import app
 from ptgen.components import ProjectInfo, plan_component
+from ptgen.defaults import write_defaults
 from ptgen.features import LEGACY_FEATURES, features
 from ptgen.template_source import resolve_template
 
@@ -260,6 +261,7 @@ def test_a_0_4_0_project_keeps_what_0_5_0_made_features_and_its_checkpoints(
     info = ProjectInfo(project, "old", "old", "image-classification", ())
     plan_component(info, "model", "cnn", "cnn").apply()
     plan_component(info, "dataset", "synthetic", "synthetic").apply()
+    write_defaults(project, "old")  # configs/default.toml, as ptgen writes it
     assert git.init_and_commit(project, "Generate old with ptgen 0.4.0")
     trained = run_in_project(project, "-m", "old", "train", *sets("train.max_steps=2"))
     assert trained.returncode == 0, trained.stderr
@@ -287,6 +289,8 @@ def test_a_0_4_0_project_keeps_what_0_5_0_made_features_and_its_checkpoints(
     assert resumed.returncode == 0 and "resuming from" in resumed.stdout, resumed.stderr
     rows = (project / "runs" / "default" / "metrics.csv").read_text().splitlines()
     assert rows[0].endswith("data_wait") and rows[-1].startswith("4,")
+    # the upgrade step of CHANGELOG.md: configs/default.toml gets the keys of 0.5.0
+    assert run_in_project(project, "-m", "old", "defaults", "--write").returncode == 0
     tests = run_in_project(project, "-m", "pytest", "-q", "-x", "tests")
     assert tests.returncode == 0, tests.stdout[-3000:] + tests.stderr[-2000:]
 

@@ -149,12 +149,13 @@ import numpy as np
 import torch
 from PIL import Image
 from seg_proj import checkpoint as ckpt
-from seg_proj.train import trained_model
+from seg_proj.data import build_data
+from seg_proj.evaluate import trained_model
 
-checkpoint, config, bundle, model = trained_model(sys.argv[1], None, [])
+checkpoint, config, _, model = trained_model(sys.argv[1], None, [])
 ckpt.load_model_state(model, checkpoint, sys.argv[1], config.to_dict())
 model.eval()
-val = bundle.val
+val = build_data(config.data, config.train.seed, checkpoint["data_state"]).val
 with torch.no_grad():
     inputs = torch.stack([val[i]["inputs"] for i in range(len(val))])
     expected = model(inputs).argmax(dim=1)
