@@ -10,7 +10,7 @@ import torch
 from everything_on.cli import main
 from everything_on.config import Config, component, load_config
 from everything_on.data._synthetic import example_batch
-from everything_on.predict import load_inference
+from everything_on.evaluate import load_inference
 from everything_on.train import fit
 
 

@@ -10,7 +10,7 @@ import torch
 from segmenter.cli import main
 from segmenter.config import Config, component, load_config
 from segmenter.data._synthetic import example_batch
-from segmenter.predict import load_inference
+from segmenter.evaluate import load_inference
 from segmenter.train import fit
 
 

@@ -23,9 +23,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     def add(name: str, help_text: str) -> argparse.ArgumentParser:
         command = commands.add_parser(name, help=help_text, description=help_text)
-        command.add_argument(
-            "--config", help="TOML config file (defaults: configs/default.toml values)"
-        )
+        command.add_argument("--config", help="a TOML config file: what it sets over the defaults")
         command.add_argument(
             "--set",
             dest="overrides",
@@ -39,9 +37,7 @@ def build_parser() -> argparse.ArgumentParser:
     add("train", "Train a model; also runs under `torchrun --nproc_per_node=N`.")
     evaluate = add("evaluate", "Evaluate a checkpoint on the validation or test split.")
     evaluate.add_argument(
-        "--checkpoint",
-        required=True,
-        help="checkpoint file, e.g. runs/default/best.pt or a sharded best.dcp",
+        "--checkpoint", required=True, help="e.g. runs/default/best.pt, or a sharded best.dcp"
     )
     evaluate.add_argument(
         "--split", choices=("val", "test"), default="val", help="the split to score (default: val)"
@@ -63,15 +59,8 @@ def build_parser() -> argparse.ArgumentParser:
     plot = commands.add_parser("plot", help="Draw loss/metric curves from a run's metrics.csv.")
     plot.add_argument("--run-dir", default="runs/default", help="run directory (train.out_dir)")
     plot.add_argument("--output", help="PNG file to write (default: RUN_DIR/metrics.png)")
-    defaults = commands.add_parser(
-        "defaults",
-        help="Print every option with its default and help (configs/default.toml).",
-        description="Print every option with its default and help, written from the option "
-        "dataclasses (config.py and each component's Options).",
-    )
-    defaults.add_argument(
-        "--write", action="store_true", help=f"write it to {DEFAULTS_FILE} instead of printing"
-    )
+    defaults = commands.add_parser("defaults", help="Print every option, its default and help.")
+    defaults.add_argument("--write", action="store_true", help=f"write {DEFAULTS_FILE} instead")
     sweep = add("sweep", "Search hyperparameters with Optuna (default --config configs/sweep.toml)")
     sweep.add_argument("--trials", type=positive, required=True, help="trials the study holds")
     sweep.add_argument("--study", default="sweep", help="study name (default: sweep)")
@@ -182,8 +171,7 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def error_message(exc: Exception) -> str:
-    """The error's message; for one raised in a DataLoader worker (data.num_workers),
-    which PyTorch re-raises with the worker's traceback, the original message alone."""
+    """The error's message (of one raised in a loader worker: without the traceback)."""
     message = str(exc)
     if "Original Traceback" not in message:
         return message

@@ -1,11 +1,8 @@
 """Typed configuration: dataclasses, TOML files and `--set section.key=value` overrides.
 
-A config has four parts. `task` is fixed by the template. `[data]` and `[model]` hold the
-options of the chosen components: every component declares an `Options` dataclass in its
-own file (the transformer's `num_heads`, say), so the keys follow `data.name` and
-`model.name`. `[train]` is declared here. Every field carries a one-line help, and
-configs/default.toml is written from these dataclasses (`python -m everything_on defaults
---write`), so the file and the code cannot disagree.
+`task` is fixed by the template; `[train]` is declared here; `[data]` and `[model]` are the
+`Options` dataclasses of the components that `data.name` and `model.name` pick, each in its
+own file. configs/default.toml is written from these dataclasses (`defaults --write`).
 """
 
 from __future__ import annotations
@@ -37,9 +34,7 @@ def option(
     high: float | None = None,
     auto: bool = False,
 ) -> Any:
-    """A config field: its default, one line of help (its comment in default.toml) and,
-    optionally, the values it allows or an inclusive numeric range. `auto`: an integer
-    field that also takes the word "auto" (the code that uses it picks the number)."""
+    """A config field: default, help (its default.toml comment), choices or range, "auto"."""
     metadata = {"doc": doc, "choices": choices, "low": low, "high": high, "auto": auto}
     return field(default=default, metadata=metadata)
 
@@ -49,14 +44,9 @@ class DataConfig:
     """[data] keys of every dataset; a dataset component's `Options` adds its own."""
 
     name: str = option("image_folder", "dataset component: a module in data/")
-    num_workers: int | str = option(
-        0,
-        "DataLoader worker processes (0: the main process; auto: per usable core)",
-        low=0,
-        auto=True,
-    )
+    num_workers: int | str = option(0, "loader processes (auto: one per core)", low=0, auto=True)
     balanced_sampler: bool = option(
-        False, "draw training samples with replacement, every class equally often"
+        False, "draw training samples with replacement, each class equally often"
     )
 
 
@@ -65,9 +55,7 @@ class ModelConfig:
     """[model] keys of every model; a model component's `Options` adds its own."""
 
     name: str = option("resnet", "model component: a module in models/")
-    grad_checkpointing: bool = option(
-        True, "recompute each block's activations in backward to save memory"
-    )
+    grad_checkpointing: bool = option(True, "recompute activations in backward: less memory")
     init_from: str = option(
         "", "start from these weights: a checkpoint, a state_dict (.pt/.pth) or .safetensors"
     )
@@ -85,9 +73,7 @@ class TrainConfig:
     epochs: int = option(10, "passes over the training set", low=1)
     max_steps: int = option(0, "stop after this many optimizer steps when > 0", low=0)
     batch_size: int = option(32, "samples per process and batch", low=1)
-    eval_batch_size: int = option(
-        0, "validation/test batch; 0: auto (up to 64x batch_size for data in memory)", low=0
-    )
+    eval_batch_size: int = option(0, "validation/test batch (0: auto, up to 64x in memory)", low=0)
     lr: float = option(0.001, "peak learning rate", low=0.0)
     optimizer: str = option("adamw", "the optimizer", choices=("adamw", "adam", "sgd"))
     weight_decay: float = option(0.01, "weight decay (decoupled for adamw)", low=0.0)
@@ -102,12 +88,8 @@ class TrainConfig:
     lr_gamma: float = option(0.1, "step, plateau: multiply the lr by this at each drop", low=0.0)
     lr_step_epochs: int = option(3, "step: drop the lr every N epochs", low=1)
     lr_patience: int = option(2, "plateau: evaluations without improvement per lr drop", low=1)
-    early_stopping_patience: int = option(
-        0, "stop after N evaluations without improvement of the best.pt metric (0: off)", low=0
-    )
-    early_stopping_min_delta: float = option(
-        0.0, "the least change of that metric that counts as improvement (also: plateau)", low=0.0
-    )
+    early_stopping_patience: int = option(0, "stop after N evaluations not improving", low=0)
+    early_stopping_min_delta: float = option(0.0, "the least change that improves", low=0.0)
     class_weights: str = option(
         "none", "weigh the loss by inverse class frequency (auto)", choices=("none", "auto")
     )
@@ -210,17 +192,13 @@ def load_config(
 
 
 def config_from_dict(values: dict[str, Any]) -> Config:
-    """Rebuild a Config from `Config.to_dict()` output (e.g. stored in a checkpoint).
-
-    Keys the components no longer declare (a checkpoint from an older template, or from a
-    component since edited) are left out: the weights themselves are checked on load."""
+    """A Config from `Config.to_dict()` (a checkpoint's); keys no component declares now (an
+    older template, an edited component) are left out: the weights are checked on load."""
     return build_config(flatten(values), known_only=True)
 
 
 def build_config(items: list[tuple[str, Any]], known_only: bool = False) -> Config:
-    """A Config from (dotted key, value) pairs, later pairs winning; [data] and [model] are
-    the `Options` of the components their `name` keys pick. Unknown keys are an error, or
-    with `known_only` skipped."""
+    """A Config from (dotted key, value) pairs; an unknown key is an error (or `known_only`)."""
     values = dict(items)
     sections = {}
     for section in PACKAGES:

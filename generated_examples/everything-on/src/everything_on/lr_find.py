@@ -13,7 +13,7 @@ searched after the first SKIP share of the steps and before the smoothed loss's 
 (past it, training diverges). Writes lr-find.csv (lr, loss, smoothed) and, with
 matplotlib (the `lr-find` extra), lr-find.png into --output-dir; prints the suggestion and
 the command that trains with it. Every parameter group's learning rate is scaled together
-(train.head_lr_multiplier keeps its ratio); the schedule (warm-up, cosine, ...) is unused.
+(a head at its own rate keeps its ratio); the schedule (warm-up, cosine, ...) is unused.
 """
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
-"""What a run records: the resolved config, metrics.csv, a progress bar, the training-loss
-window, the time spent waiting for data, and the trackers the config asks for (`trackers`).
+"""What a run records: the resolved config, metrics.csv, a progress bar and the training-loss
+window, with the time spent waiting for data; and the trackers the config asks for (`trackers`).
 
 The monitor only records what the training loop hands it: it never saves a checkpoint,
 never stops training and never sees the run itself.
@@ -36,10 +36,8 @@ class LossSummary:
 
 class LossWindow:
     """Per-step losses kept on the device, read back once per log (no per-step sync), and
-    the host time spent waiting for batches in that interval.
-
-    The clock pauses between epochs (evaluation and checkpoints at an epoch end are not
-    training time); `waited` and `elapsed` also add up over the whole run."""
+    the host time spent waiting for batches; the clock pauses between epochs (evaluation and
+    checkpoints are not training time); `waited` and `elapsed` are the run's totals."""
 
     def __init__(self) -> None:
         self.losses: list[torch.Tensor] = []
@@ -86,12 +84,8 @@ class LossWindow:
 
 
 class MetricsFile:
-    """metrics.csv: one row per log interval (split "train") and per evaluation ("val").
-
-    On resume the rows a crashed run wrote after the checkpoint are dropped, and so are
-    damaged rows (with a warning); the file is rewritten through a temporary file, so a
-    crash during the rewrite leaves the old file whole.
-    """
+    """metrics.csv: a row per log interval ("train") and evaluation ("val"); on resume, rows
+    after the checkpoint and damaged ones are dropped (rewritten through a temporary file)."""
 
     def __init__(self, path: Path, columns: tuple[str, ...], resume_step: int | None) -> None:
         self.path, self.columns = path, columns
@@ -159,7 +153,6 @@ class Monitor:
         self,
         out_dir: Path,
         info: DistInfo,
-        device: torch.device,
         metrics: tuple[str, ...],
         samples_per_step: int,
         resume_step: int | None = None,
@@ -183,15 +176,14 @@ class Monitor:
             tracker.log_params(values)
 
     def progress(self, batches: Iterable[Any], total: int, desc: str) -> Iterator[Any]:
-        """The batches of an epoch, timed (`waited_for`), with a progress bar on an
-        interactive terminal (main process only); silent otherwise."""
-        timed = self.waited_for(batches)
+        """The batches of an epoch, timed, with a progress bar on a terminal (rank 0 only)."""
+        timed = self.timed(batches)
         if not (self.info.is_main and sys.stderr.isatty()):
             return timed
         self.bar = tqdm(timed, total=total, desc=desc, leave=False, dynamic_ncols=True)
         return iter(self.bar)
 
-    def waited_for(self, batches: Iterable[Any]) -> Iterator[Any]:
+    def timed(self, batches: Iterable[Any]) -> Iterator[Any]:
         """Yields the batches, adding the time spent waiting for each to the loss window.
         Host time around the loader's next() only: no device sync (a device that is the
         bottleneck makes the host wait elsewhere, in the step, not here)."""

@@ -267,9 +267,9 @@ def consolidate(directory: str, output: str) -> dict[str, Any]:
         raise CheckpointError(f"{directory}: not a sharded checkpoint directory (.dcp)")
     if out.exists():
         raise CheckpointError(f"{out} already exists; choose another --output")
-    from .checkpoint import load_model_state
+    from .checkpoint import load_model_state  # imported here: checkpoint imports this module
+    from .evaluate import trained_model
     from .optim import build_optimizer
-    from .train import trained_model  # train imports this module
 
     checkpoint, config, _, model = trained_model(directory)
     optimizer = build_optimizer(model, config.train, torch.device("cpu"))

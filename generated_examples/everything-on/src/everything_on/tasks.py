@@ -1,25 +1,22 @@
 """What this project learns: image-classification.
 
-The task is one object: its loss, the metric sums it accumulates on the device during
-evaluation and the numbers they become, the validation metric that picks best.pt
-(`train.monitor`, and whether higher is better), and the metric columns of metrics.csv.
-`get_task(name)` looks it up; an unknown name is an error. `for_data(spec, state)` tells
-it about the data:
+The task is one object (`get_task`): its loss, the metric sums it keeps on the device in
+evaluation and the numbers they become, and the metric that picks best.pt
+(`train.monitor`). `for_data(spec, state)` tells it about the data:
 the number of classes and their names (`state["classes"]`, saved by the dataset).
-`DataSpec` is what a model needs to know about the data, filled in by the dataset.
+`DataSpec`: what a model needs to know about the data, filled in by the dataset.
 """
 
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
 import torch
 import torch.nn.functional as F
 
-from .config import Config, ConfigError
+from .config import ConfigError
 
 
 @dataclass(frozen=True)
@@ -31,19 +28,17 @@ class DataSpec:
 
 @dataclass(frozen=True)
 class Classification:
-    """Class scores (B, num_classes) against class indices (B,): cross-entropy; accuracy,
-    top-5 accuracy (from 5 classes); from the confusion matrix, per class precision, recall
-    and F1, and macro-F1 (the mean F1 of the classes that occur as targets or predictions)."""
+    """Class scores (B, K) against class indices (B,): cross-entropy; accuracy, top-5 (from 5
+    classes), and from the confusion matrix per-class precision, recall, F1 and macro-F1."""
 
     name: str
     monitor: str = "accuracy"  # the validation metric that picks best.pt (train.monitor)
     num_classes: int = 0  # set by `for_data`
     class_names: tuple[str, ...] = ()  # set by `for_data`: the name of each class index
-    class_weights: torch.Tensor | None = None  # (num_classes,) set by `for_training`
+    class_weights: torch.Tensor | None = None  # (num_classes,) set by imbalance.balance
 
     def for_data(self, spec: DataSpec, state: dict[str, Any]) -> Classification:
-        """This task for data of `spec.num_outputs` classes, named by `state["classes"]`
-        (numbered when the dataset saves no names, e.g. synthetic data)."""
+        """This task for `spec.num_outputs` classes named by `state["classes"]` (or numbers)."""
         names = tuple(state.get("classes") or (str(i) for i in range(spec.num_outputs)))
         task = dataclasses.replace(self, num_classes=spec.num_outputs, class_names=names)
         if self.monitor not in ("loss", *task.metrics):
@@ -52,28 +47,6 @@ class Classification:
                 f"choose one of loss, {', '.join(task.metrics)}: --set train.monitor=loss"
             )
         return task
-
-    def for_training(
-        self,
-        config: Config,
-        targets: Callable[[], torch.Tensor],
-        saved: torch.Tensor | None,
-        device: torch.device,
-    ) -> tuple[Classification, torch.Tensor | None]:
-        """This task with the loss weights of train.class_weights=auto (a resumed run's
-        `saved` weights, else inverse class frequency in the training `targets`), and the
-        per-sample weights of data.balanced_sampler (None: plain shuffling)."""
-        weights, per_sample = None, None
-        if config.train.class_weights == "auto" or config.data.balanced_sampler:
-            labels = targets()
-            counts = torch.bincount(labels, minlength=self.num_classes).float()  # (K,)
-            if config.train.class_weights == "auto":
-                # n / (K * count): 1 for balanced classes; a class with no sample gets 0
-                balanced = len(labels) / (len(counts) * counts.clamp(min=1)) * (counts > 0)
-                weights = (balanced if saved is None else saved).to(device)
-            if config.data.balanced_sampler:
-                per_sample = 1.0 / counts[labels]  # (N,) each class drawn equally often
-        return dataclasses.replace(self, class_weights=weights), per_sample
 
     @property
     def metrics(self) -> tuple[str, ...]:
@@ -93,7 +66,7 @@ class Classification:
         return F.cross_entropy(outputs.float(), targets, weight=self.class_weights)
 
     def zero_sums(self, device: torch.device) -> dict[str, torch.Tensor]:
-        """What `metric_sums` accumulates, all zero (also for a rank that sees no batch)."""
+        """`metric_sums`'s sums at zero (also for a rank that sees no batch)."""
         k = self.num_classes
         sums = {"confusion": torch.zeros(k, k, dtype=torch.long, device=device)}  # (K, K)
         if self.top5:
@@ -101,8 +74,7 @@ class Classification:
         return sums
 
     def metric_sums(self, outputs: torch.Tensor, targets: torch.Tensor) -> dict[str, torch.Tensor]:
-        """Per-batch sums, kept on the device: the confusion matrix (rows: true class,
-        columns: predicted class) and, from 5 classes, the top-5 hits."""
+        """Per-batch sums on the device: the confusion matrix (true rows) and top-5 hits."""
         k = self.num_classes
         predicted = outputs.argmax(dim=1)  # (B,)
         cells = torch.bincount(targets * k + predicted, minlength=k * k)  # (K * K,)
@@ -145,8 +117,7 @@ class Classification:
 
 
 def per_class(confusion: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
-    """Precision, recall and F1 of each class (K,) from a confusion matrix (K, K) whose rows
-    are true classes; 0 where a class was never predicted (precision) or never seen (recall)."""
+    """Precision, recall and F1 (K,) from a confusion matrix (K, K) of true-class rows."""
     hits = confusion.diagonal()  # (K,)
     precision = hits / confusion.sum(dim=0).clamp(min=1)  # (K,) over predictions of the class
     recall = hits / confusion.sum(dim=1).clamp(min=1)  # (K,) over samples of the class

@@ -11,11 +11,10 @@ the step start from zero. Continuing a run is `train.resume`, which wins when bo
 leaves them out, and BatchNorm layers among them stay in eval mode (`model.freeze_bn`).
 
 `train.freeze_epochs` trains only the head (the model's last top-level module with
-parameters, as for `train.head_lr_multiplier`) for the first N epochs, then the whole model:
-the body stays in the optimizer throughout, without gradients while frozen (so the
-optimizer skips it and its state is untouched), and the body's learning rate is `train.lr`,
-the head's `train.lr * train.head_lr_multiplier`. Which parts train follows from the epoch
-alone, so a run resumed before, at or after the unfreeze continues exactly.
+parameters) for the first N epochs, then the whole model: the body stays in the optimizer
+throughout, without gradients while frozen (so the optimizer skips it and its state is
+untouched), at its own learning rate. Which parts train follows from the epoch alone, so a
+run resumed before, at or after the unfreeze continues exactly.
 """
 
 from __future__ import annotations
@@ -190,7 +189,7 @@ def frozen_batch_norm_eval(model: nn.Module, cfg: ModelConfig) -> None:
 
 
 def head_name(model: nn.Module) -> str:
-    """The head: the model's last top-level module with parameters (as in optim.py)."""
+    """The head: the model's last top-level module with parameters."""
     return [name for name, part in model.named_children() if list(part.parameters())][-1]
 
 

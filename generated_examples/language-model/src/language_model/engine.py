@@ -1,7 +1,5 @@
-"""The pieces of training and evaluation that train.py's loop calls.
-
-Nothing here reads a value back from the device on the hot path: losses stay tensors
-and the loop decides when to look at them (at log intervals and checkpoints).
+"""The pieces of training and evaluation that train.py's loop calls. Nothing here reads a
+value back from the device on the hot path: the loop decides when to look at the losses.
 """
 
 from __future__ import annotations
@@ -33,8 +31,7 @@ def model_inputs(batch: Batch) -> Batch:
 def forward_backward(
     model: nn.Module, batch: Batch, task: Task, precision: Precision, parts: int = 1
 ) -> torch.Tensor:
-    """Forward and backward of one of the `parts` batches that make up an optimizer step;
-    returns the loss as a detached device tensor."""
+    """Forward and backward of one of an optimizer step's `parts` batches; the loss, detached."""
     with precision.autocast():
         outputs = model(**model_inputs(batch))
         loss = task.loss(outputs, batch["targets"])
@@ -58,8 +55,7 @@ def optimizer_step(
 
 
 def no_sync(model: nn.Module) -> contextlib.AbstractContextManager:
-    """No gradient sync for this batch: DDP's no_sync (also through torch.compile's
-    wrapper); a no-op for a plain module."""
+    """No gradient sync for this batch: DDP's no_sync (also under torch.compile), or none."""
     return getattr(model, "no_sync", contextlib.nullcontext)()
 
 
@@ -73,10 +69,8 @@ def evaluate(
     details: bool = False,
     stop: Callable[[], bool] | None = None,
 ) -> dict[str, Any]:
-    """Loss and task metrics over the whole loader (all ranks together), in eval mode;
-    with `details`, also the task's per-class metrics and confusion matrix (if any).
-    `stop`: asked after every batch; True ends the evaluation there (its metrics are then
-    of the batches so far: the training loop stops rather than use them)."""
+    """Loss and task metrics over the loader (all ranks together) in eval mode; `details`:
+    per class too. `stop`, asked after every batch, ends it there (the loop then stops)."""
     device = precision.device
     was_training = model.training
     model.eval()  # dropout off, batch-norm running statistics

@@ -1,40 +1,77 @@
-"""`python -m <package> evaluate`: a checkpoint's loss and metrics on the val or test split.
-
-The data is prepared with the state saved in the checkpoint, exactly as in training. The
+"""`python -m <package> evaluate`: a checkpoint's loss and metrics on the val or test split,
+its data prepared with the state saved in the checkpoint, exactly as in training. The
 loss is the mean cross-entropy in nats per token; perplexity is exp of it.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
+from torch import nn
 from torch.utils.data import Dataset
 
 from . import checkpoint as ckpt
-from .config import ConfigError, DataConfig
-from .data import DataBundle, eval_loader
+from .config import Config, ConfigError, DataConfig, config_from_dict, load_config
+from .data import DataBundle, build_data, eval_loader
 from .engine import evaluate
+from .models import build_model
 from .monitor import format_metrics
-from .runtime import DistInfo, get_device, precision
-from .tasks import get_task
-from .train import trained_model
+from .runtime import DistInfo, Precision, get_device, precision
+from .tasks import DataSpec, Task, get_task
+
+
+def trained_model(
+    path: str, config_file: str | None = None, overrides: tuple[str, ...] | list[str] = ()
+) -> tuple[dict[str, Any], Config, DataSpec, nn.Module]:
+    """A checkpoint, its config (+ overrides) and its model, built from the checkpoint alone
+    (`data_spec`, `model_build`); the weights are not loaded yet."""
+    checkpoint = ckpt.load_checkpoint(path)
+    config = load_config(config_file, list(overrides), base=config_from_dict(checkpoint["config"]))
+    if checkpoint.get("data_spec"):
+        spec = DataSpec(**checkpoint["data_spec"])
+    else:  # a checkpoint from before template 0.3: the data, which must exist, tells
+        spec = build_data(config.data, config.train.seed, checkpoint.get("data_state")).spec
+    return checkpoint, config, spec, build_model(config.model, spec, checkpoint.get("model_build"))
+
+
+@dataclass
+class Inference:
+    """A trained model in eval mode on its device, with what it knows about its data."""
+
+    config: Config
+    spec: DataSpec
+    state: dict[str, Any]  # the dataset's saved state (classes, normalisation, ...)
+    task: Task
+    model: nn.Module
+    precision: Precision
+
+
+def load_inference(
+    path: str, config_file: str | None = None, overrides: tuple[str, ...] | list[str] = ()
+) -> Inference:
+    """The checkpoint's model with its weights, in eval mode on its device; no data is read."""
+    checkpoint, config, spec, model = trained_model(path, config_file, overrides)
+    ckpt.load_model_state(model, checkpoint, path, config.to_dict())
+    device = get_device(config.train.device)
+    state = checkpoint.get("data_state") or {}
+    task = get_task(config.task).for_data(spec, state)
+    amp = precision(device, config.train.amp, config.train.amp_dtype)
+    return Inference(config, spec, state, task, model.to(device).eval(), amp)
 
 
 def evaluate_checkpoint(
     path: str, config_file: str | None, overrides: list[str], split: str = "val"
 ) -> dict[str, Any]:
-    """Evaluate a checkpoint
-    with the config it was trained with (plus any overrides)."""
-    checkpoint, config, bundle, model = trained_model(path, config_file, overrides)
-    device = get_device(config.train.device)
+    """Evaluate a checkpoint with its own config (+ overrides)."""
+    checkpoint, config, spec, model = trained_model(path, config_file, overrides)
     ckpt.load_model_state(model, checkpoint, path, config.to_dict())
-    model.to(device)
+    device = get_device(config.train.device)
+    bundle = build_data(config.data, config.train.seed, checkpoint.get("data_state"))
     loader = eval_loader(bundle, split_of(bundle, split, config.data), config, DistInfo(), device)
     amp = precision(device, config.train.amp, config.train.amp_dtype)
-    task = get_task(config.task, config.train.monitor).for_data(bundle.spec, bundle.state)
-    weights = checkpoint.get("class_weights")  # the loss as trained (train.class_weights)
-    task, _ = task.for_training(config, bundle.train_targets, weights, device)
-    result = evaluate(model, loader, task, amp, DistInfo(), details=True)
+    task = get_task(config.task, config.train.monitor).for_data(spec, bundle.state)
+    result = evaluate(model.to(device), loader, task, amp, DistInfo(), details=True)
     return {"split": split, **result}
 
 
@@ -49,13 +86,6 @@ def split_of(bundle: DataBundle, split: str, data: DataConfig) -> Dataset:
     if len(test) == 0:
         raise ConfigError(f"the test split of {data.root} is empty")
     return test
-
-
-def write_reports(
-    result: dict[str, Any], checkpoint: str, output_dir: str | None
-) -> dict[str, str]:
-    """Language modelling writes no files: every metric is in the result."""
-    return {}
 
 
 def format_report(result: dict[str, Any]) -> str:

@@ -18,7 +18,7 @@ from torch import nn
 
 from .config import ConfigError
 from .data._tokens import tokenizer_from_state
-from .predict import load_inference
+from .evaluate import load_inference
 from .runtime import Precision
 
 

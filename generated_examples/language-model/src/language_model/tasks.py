@@ -1,26 +1,23 @@
 """What this project learns: language-modeling.
 
-The task is one object: its loss, the metric sums it accumulates on the device during
-evaluation and the numbers they become, the validation metric that picks best.pt
-(`train.monitor`, and whether higher is better), and the metric columns of metrics.csv.
-`get_task(name)` looks it up; an unknown name is an error. `for_data(spec, state)` tells
-it about the data:
+The task is one object (`get_task`): its loss, the metric sums it keeps on the device in
+evaluation and the numbers they become, and the metric that picks best.pt
+(`train.monitor`). `for_data(spec, state)` tells it about the data:
 the vocabulary size (the tokeniser itself is in `state`, used by `generate`).
-`DataSpec` is what a model needs to know about the data, filled in by the dataset.
+`DataSpec`: what a model needs to know about the data, filled in by the dataset.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import math
-from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
 import torch
 import torch.nn.functional as F
 
-from .config import Config, ConfigError
+from .config import ConfigError
 
 
 @dataclass(frozen=True)
@@ -44,16 +41,6 @@ class LanguageModeling:
     def for_data(self, spec: DataSpec, state: dict[str, Any]) -> LanguageModeling:
         """This task for a vocabulary of `spec.num_outputs` tokens."""
         return dataclasses.replace(self, vocab_size=spec.num_outputs)
-
-    def for_training(
-        self,
-        config: Config,
-        targets: Callable[[], torch.Tensor],
-        saved: torch.Tensor | None,
-        device: torch.device,
-    ) -> tuple[LanguageModeling, None]:
-        """Nothing to balance: this task, and plain shuffling of the blocks."""
-        return self, None
 
     @property
     def higher_is_better(self) -> bool:

@@ -22,9 +22,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     def add(name: str, help_text: str) -> argparse.ArgumentParser:
         command = commands.add_parser(name, help=help_text, description=help_text)
-        command.add_argument(
-            "--config", help="TOML config file (defaults: configs/default.toml values)"
-        )
+        command.add_argument("--config", help="a TOML config file: what it sets over the defaults")
         command.add_argument(
             "--set",
             dest="overrides",
@@ -37,34 +35,19 @@ def build_parser() -> argparse.ArgumentParser:
 
     add("train", "Train a model; also runs under `torchrun --nproc_per_node=N`.")
     evaluate = add("evaluate", "Evaluate a checkpoint on the validation or test split.")
-    evaluate.add_argument(
-        "--checkpoint",
-        required=True,
-        help="checkpoint file, e.g. runs/default/best.pt",
-    )
+    evaluate.add_argument("--checkpoint", required=True, help="e.g. runs/default/best.pt")
     evaluate.add_argument(
         "--split", choices=("val", "test"), default="val", help="the split to score (default: val)"
     )
     evaluate.add_argument("--json", action="store_true", help="print one JSON line")
-    evaluate.add_argument(
-        "--output-dir",
-        help="where report files go, e.g. the confusion matrix (default: beside --checkpoint)",
-    )
     predict.add_arguments(
         add("predict", "Run a trained model on new inputs: a result per input, JSON lines or CSV.")
     )
     smoke = add("smoke", "Prove in seconds that training, evaluation and checkpoints work.")
     smoke.add_argument("--steps", type=int, default=5, help="optimiser steps to run (default 5)")
     smoke.add_argument("--json", action="store_true", help="print one JSON object")
-    defaults = commands.add_parser(
-        "defaults",
-        help="Print every option with its default and help (configs/default.toml).",
-        description="Print every option with its default and help, written from the option "
-        "dataclasses (config.py and each component's Options).",
-    )
-    defaults.add_argument(
-        "--write", action="store_true", help=f"write it to {DEFAULTS_FILE} instead of printing"
-    )
+    defaults = commands.add_parser("defaults", help="Print every option, its default and help.")
+    defaults.add_argument("--write", action="store_true", help=f"write {DEFAULTS_FILE} instead")
     return parser
 
 
@@ -86,10 +69,9 @@ def main(argv: list[str] | None = None) -> int:
             else:
                 print(text, end="")
         elif args.command == "evaluate":
-            from .evaluate import evaluate_checkpoint, format_report, write_reports
+            from .evaluate import evaluate_checkpoint, format_report
 
             result = evaluate_checkpoint(args.checkpoint, args.config, args.overrides, args.split)
-            result.update(write_reports(result, args.checkpoint, args.output_dir))
             print(json_line(result) if args.json else format_report(result))
         elif args.command == "predict":
             return 1 if predict.predict(args) else 0  # failed inputs are named on stderr
@@ -107,8 +89,7 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def error_message(exc: Exception) -> str:
-    """The error's message; for one raised in a DataLoader worker (data.num_workers),
-    which PyTorch re-raises with the worker's traceback, the original message alone."""
+    """The error's message (of one raised in a loader worker: without the traceback)."""
     message = str(exc)
     if "Original Traceback" not in message:
         return message

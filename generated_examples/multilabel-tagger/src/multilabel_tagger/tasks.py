@@ -1,12 +1,10 @@
 """What this project learns: multilabel-classification.
 
-The task is one object: its loss, the metric sums it accumulates on the device during
-evaluation and the numbers they become, the validation metric that picks best.pt
-(`train.monitor`, and whether higher is better), and the metric columns of metrics.csv.
-`get_task(name)` looks it up; an unknown name is an error. `for_data(spec, state)` tells
-it about the data:
+The task is one object (`get_task`): its loss, the metric sums it keeps on the device in
+evaluation and the numbers they become, and the metric that picks best.pt
+(`train.monitor`). `for_data(spec, state)` tells it about the data:
 the number of labels and their names (`state["classes"]`, saved by the dataset).
-`DataSpec` is what a model needs to know about the data, filled in by the dataset.
+`DataSpec`: what a model needs to know about the data, filled in by the dataset.
 """
 
 from __future__ import annotations
@@ -72,17 +70,17 @@ class Multilabel:
         targets: Callable[[], torch.Tensor],
         saved: torch.Tensor | None,
         device: torch.device,
-    ) -> tuple[Multilabel, None]:
+    ) -> Multilabel:
         """This task with the BCE pos_weight of train.pos_weight=auto (a resumed run's
         `saved` weights, else negatives / positives of each label in the training
-        `targets`, 1 for a label without positives), and plain shuffling."""
+        `targets`, 1 for a label without positives)."""
         if config.train.pos_weight != "auto":
-            return self, None
+            return self
         if saved is None:
             labels = targets().float()  # (N, L)
             positives = labels.sum(dim=0)  # (L,)
             saved = torch.where(positives > 0, (len(labels) - positives) / positives, 1.0)
-        return dataclasses.replace(self, class_weights=saved.to(device)), None
+        return dataclasses.replace(self, class_weights=saved.to(device))
 
     @property
     def higher_is_better(self) -> bool:

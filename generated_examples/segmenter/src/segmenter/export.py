@@ -33,8 +33,9 @@ from typing import Any
 import torch
 from torch import nn
 
+from .config import component
 from .data._synthetic import example_batch
-from .predict import Inference, load_inference, raw_inputs_of
+from .evaluate import Inference, load_inference
 
 ATOL = RTOL = 1e-4  # how far the exported model may be from the eager one
 CHECK_BATCH_SIZES = (4, 1, 9)  # the first is traced; all are checked
@@ -237,7 +238,8 @@ def describe(
     inference: Inference, args: argparse.Namespace, target: Path, batch: Batch, difference: float
 ) -> dict[str, Any]:
     """The sidecar: everything a program needs to feed the exported model and read it."""
-    raw = raw_inputs_of(inference.config.data, inference.state)
+    hook = getattr(component("data", inference.config.data.name), "raw_inputs", None)
+    raw = hook(inference.config.data, inference.state) if hook else None
     dims = dynamic_shapes(batch)
     inputs = {
         name: {

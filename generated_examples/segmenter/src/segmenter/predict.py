@@ -20,25 +20,19 @@ import csv
 import json
 import sys
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TextIO
 
 import numpy as np
 import torch
 from PIL import Image
-from torch import nn
 from torch.utils.data import default_collate
 from tqdm import tqdm
 
-from . import checkpoint as ckpt
-from .config import Config, ConfigError, DataConfig, component, config_from_dict, load_config
-from .data import build_data
+from .config import ConfigError, component
 from .data._inputs import Raw, RawInputs, to_rgb
 from .engine import to_device
-from .models import build_model
-from .runtime import Precision, get_device, precision
-from .tasks import DataSpec, Task, get_task
+from .evaluate import Inference, load_inference
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -70,53 +64,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
 
 
-@dataclass
-class Inference:
-    """A trained model in eval mode on its device, with what it knows about its data."""
-
-    config: Config
-    spec: DataSpec
-    state: dict[str, Any]  # the dataset's saved state (classes, normalisation, ...)
-    task: Task
-    model: nn.Module
-    precision: Precision
-
-
-def load_inference(path: str, config_file: str | None, overrides: list[str]) -> Inference:
-    """The checkpoint's model, built from its config (plus any overrides), data spec and
-    record of the model (`model_build`: no files besides the checkpoint are read)."""
-    checkpoint = ckpt.load_checkpoint(path)
-    config = load_config(config_file, overrides, base=config_from_dict(checkpoint["config"]))
-    state = checkpoint.get("data_state") or {}
-    spec = saved_spec(checkpoint, config)
-    model = build_model(config.model, spec, checkpoint.get("model_build"))
-    ckpt.load_model_state(model, checkpoint, path, config.to_dict())
-    device = get_device(config.train.device)
-    amp = precision(device, config.train.amp, config.train.amp_dtype)
-    task = get_task(config.task).for_data(spec, state)
-    return Inference(config, spec, state, task, model.to(device).eval(), amp)
-
-
-def saved_spec(checkpoint: dict[str, Any], config: Config) -> DataSpec:
-    """The DataSpec the model was built for. Checkpoints hold it since template 0.3; for
-    older ones it comes from the data, which must then exist."""
-    if checkpoint.get("data_spec"):
-        return DataSpec(**checkpoint["data_spec"])
-    return build_data(config.data, config.train.seed, checkpoint.get("data_state")).spec
-
-
-def raw_inputs_of(data: DataConfig, state: dict[str, Any]) -> RawInputs | None:
-    """The dataset component's `raw_inputs` for this state; None when it has none."""
-    hook = getattr(component("data", data.name), "raw_inputs", None)
-    return hook(data, state) if hook is not None else None
-
-
 def predict(args: argparse.Namespace) -> int:
     """Predict every input; returns how many could not be read (their errors are on stderr)."""
     if args.batch_size < 1:
         raise ConfigError(f"--batch-size must be at least 1; got {args.batch_size}")
     inference = load_inference(args.checkpoint, args.config, args.overrides)
-    raw = raw_inputs_of(inference.config.data, inference.state)
+    hook = getattr(component("data", inference.config.data.name), "raw_inputs", None)
+    raw = hook(inference.config.data, inference.state) if hook else None
     if raw is None:
         raise ConfigError(
             f"data {inference.config.data.name!r} cannot read raw inputs: the model was trained "

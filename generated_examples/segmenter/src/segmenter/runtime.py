@@ -36,26 +36,15 @@ class DistInfo:
 
 def get_device(name: str = "auto", local_rank: int = 0) -> torch.device:
     """The one place that decides the device; the rest of the code is device-agnostic."""
+    found = {"cuda": torch.cuda.is_available(), "mps": torch.backends.mps.is_available()}
     if name == "auto":
-        if torch.cuda.is_available():
-            name = "cuda"
-        elif torch.backends.mps.is_available():
-            name = "mps"
-        else:
-            name = "cpu"
-    if name == "cuda":
-        if not torch.cuda.is_available():
-            raise RuntimeError(
-                "train.device=cuda but CUDA is not available on this machine; "
-                "--set train.device=auto picks what is"
-            )
-        return torch.device("cuda", local_rank)
-    if name == "mps" and not torch.backends.mps.is_available():
+        name = next((kind for kind, ok in found.items() if ok), "cpu")
+    if not found.get(name, True):
         raise RuntimeError(
-            "train.device=mps but MPS is not available on this machine; "
+            f"train.device={name} but {name.upper()} is not available on this machine; "
             "--set train.device=auto picks what is"
         )
-    return torch.device(name)
+    return torch.device("cuda", local_rank) if name == "cuda" else torch.device(name)
 
 
 def set_seed(seed: int, deterministic: bool = False) -> None:
@@ -71,10 +60,8 @@ def set_seed(seed: int, deterministic: bool = False) -> None:
 
 
 def seed_worker(worker_id: int) -> None:
-    """DataLoader worker_init_fn: derive numpy/python seeds from the worker's torch seed.
-
-    Workers also ignore the stop signals (a Ctrl-C reaches the whole process group): the
-    main process decides when to stop, and shuts its workers down itself."""
+    """DataLoader worker_init_fn: numpy/python seeds from the worker's torch seed. Workers
+    ignore the stop signals (a Ctrl-C reaches the process group): the main process decides."""
     worker_seed = torch.initial_seed() % 2**32
     np.random.seed(worker_seed)
     random.seed(worker_seed)
@@ -85,12 +72,8 @@ def seed_worker(worker_id: int) -> None:
 
 @functools.cache
 def kill_workers_at_exit() -> None:
-    """Register (once) an exit handler that kills the DataLoader workers still running.
-
-    Workers ignore SIGTERM, and multiprocessing's own exit handler stops them with SIGTERM
-    and then waits: after an error whose traceback keeps a loader alive (an exception raised
-    in a worker, say), the process would never exit. Registered after multiprocessing's, so
-    it runs first."""
+    """Kill the loader workers still running at exit: they ignore the SIGTERM that
+    multiprocessing's own exit handler sends before it waits (registered later: runs first)."""
     atexit.register(_kill_workers)
 
 
@@ -105,8 +88,7 @@ def _kill_workers() -> None:
 
 @dataclass(frozen=True)
 class Precision:
-    """Mixed precision as configured: autocast on the device's own type (never a
-    hard-coded "cuda"), and a GradScaler that is enabled only for float16 on CUDA."""
+    """Autocast on the device's own type (never "cuda" hard-coded); a GradScaler for fp16."""
 
     device: torch.device
     enabled: bool
@@ -120,8 +102,8 @@ class Precision:
 
 
 def precision(device: torch.device, enabled: bool, dtype_name: str = "auto") -> Precision:
-    """train.amp / train.amp_dtype: bfloat16 on CPU (float16 autocast there is slow),
-    float16 on CUDA unless asked otherwise; a GradScaler only where float16 needs one."""
+    """train.amp / train.amp_dtype: bfloat16 on CPU (float16 is slow there), float16 on CUDA
+    unless asked otherwise; a GradScaler only for float16 on CUDA."""
     if dtype_name == "auto":
         dtype = torch.float16 if device.type == "cuda" else torch.bfloat16
     else:
@@ -130,31 +112,23 @@ def precision(device: torch.device, enabled: bool, dtype_name: str = "auto") -> 
     return Precision(device, enabled, dtype, torch.amp.GradScaler(device.type, enabled=use_scaler))
 
 
-def init_distributed(device_name: str) -> tuple[DistInfo, torch.device]:
-    """Join the process group when launched by torchrun; otherwise a single process."""
-    if "RANK" not in os.environ or "WORLD_SIZE" not in os.environ:
-        return DistInfo(), get_device(device_name)
-    info = DistInfo(
-        rank=int(os.environ["RANK"]),
-        world_size=int(os.environ["WORLD_SIZE"]),
-        local_rank=int(os.environ.get("LOCAL_RANK", 0)),
-    )
+@contextlib.contextmanager
+def distributed(device_name: str) -> Iterator[tuple[DistInfo, torch.device]]:
+    """Join the process group when launched by torchrun (else one process); leave it after."""
+    env = os.environ
+    if "RANK" not in env or "WORLD_SIZE" not in env:
+        yield DistInfo(), get_device(device_name)
+        return
+    info = DistInfo(int(env["RANK"]), int(env["WORLD_SIZE"]), int(env.get("LOCAL_RANK", 0)))
     device = get_device(device_name, info.local_rank)
     if device.type == "cuda":
         torch.cuda.set_device(device)
     if not dist.is_initialized():
         dist.init_process_group(backend="nccl" if device.type == "cuda" else "gloo")
-    return info, device
-
-
-@contextlib.contextmanager
-def distributed(device_name: str) -> Iterator[tuple[DistInfo, torch.device]]:
-    """init_distributed() and a clean teardown, also when training raises."""
-    info, device = init_distributed(device_name)
     try:
         yield info, device
     finally:
-        if dist.is_available() and dist.is_initialized():
+        if dist.is_initialized():
             dist.destroy_process_group()
 
 

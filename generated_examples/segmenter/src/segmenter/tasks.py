@@ -1,26 +1,23 @@
 """What this project learns: segmentation.
 
-The task is one object: its loss, the metric sums it accumulates on the device during
-evaluation and the numbers they become, the validation metric that picks best.pt
-(`train.monitor`, and whether higher is better), and the metric columns of metrics.csv.
-`get_task(name)` looks it up; an unknown name is an error. `for_data(spec, state)` tells
-it about the data:
+The task is one object (`get_task`): its loss, the metric sums it keeps on the device in
+evaluation and the numbers they become, and the metric that picks best.pt
+(`train.monitor`). `for_data(spec, state)` tells it about the data:
 the number of classes, their names (`state["classes"]`, saved by the dataset) and the mask
 value of unlabelled pixels (`spec.ignore_index`), which neither the loss nor the metrics count.
-`DataSpec` is what a model needs to know about the data, filled in by the dataset.
+`DataSpec`: what a model needs to know about the data, filled in by the dataset.
 """
 
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
 import torch
 import torch.nn.functional as F
 
-from .config import Config, ConfigError
+from .config import ConfigError
 
 
 @dataclass(frozen=True)
@@ -53,16 +50,6 @@ class Segmentation:
             self, num_classes=spec.num_outputs, class_names=names, ignore_index=spec.ignore_index
         )
 
-    def for_training(
-        self,
-        config: Config,
-        targets: Callable[[], torch.Tensor],
-        saved: torch.Tensor | None,
-        device: torch.device,
-    ) -> tuple[Segmentation, None]:
-        """No loss weights or balanced sampling for masks: this task, and plain shuffling."""
-        return self, None
-
     @property
     def higher_is_better(self) -> bool:
         return self.monitor != "loss"
@@ -75,7 +62,7 @@ class Segmentation:
         return total / (targets != self.ignore_index).sum().clamp(min=1)
 
     def zero_sums(self, device: torch.device) -> dict[str, torch.Tensor]:
-        """What `metric_sums` accumulates, all zero (also for a rank that sees no batch)."""
+        """`metric_sums`'s sums at zero (also for a rank that sees no batch)."""
         k = self.num_classes
         return {"confusion": torch.zeros(k, k, dtype=torch.long, device=device)}  # (K, K)
 

@@ -1,14 +1,7 @@
-"""`python -m <package> train`: build everything from the config, then run the loop.
-
-`build_run` makes the model, data, optimizer and schedule (restoring them on resume);
-`train` is the whole training loop in one function: for each batch a forward and
-backward pass; every `train.grad_accum_steps` batches an optimizer step; then, in the
-open, a log line every `train.log_every` steps, a checkpoint every `train.checkpoint_every`
-steps, the stop at `train.max_steps` and the stop on a signal (SIGTERM, SIGUSR1, Ctrl-C:
-last.pt, no evaluation); at each epoch end an evaluation, early stopping, the plateau
-schedule's drop, best.pt and last.pt; at the end, one line of advice when the steps spent
-more than DATA_BOUND of their time waiting for batches. The monitor only records what it
-is handed.
+"""`python -m <package> train`: `build_run` makes the model, data, optimizer and schedule
+(restored on resume); `train` is the whole loop, every decision in the open: the optimizer
+step every `train.grad_accum_steps` batches, logs, checkpoints, the stops (max_steps, a
+signal, early stopping), each epoch's evaluation and best.pt; the monitor only records.
 """
 
 from __future__ import annotations
@@ -25,18 +18,15 @@ from torch import nn
 from torch.utils.data import DataLoader
 
 from . import checkpoint as ckpt
-from .config import Config, config_from_dict, load_config, to_toml
-from .data import DataBundle, EpochOrder, build_data, build_loaders, in_memory, worker_count
+from .config import Config, to_toml
+from .data import ResumableSampler, build_data, build_loaders
 from .engine import evaluate, forward_backward, no_sync, optimizer_step, to_device
 from .models import build_model, build_state, unwrap
 from .monitor import LossSummary, Monitor, format_metrics
-from .optim import build_optimizer, build_scheduler, lower_lr, replan
+from .optim import build_optimizer, build_scheduler, replan
 from .runtime import DistInfo, Precision, barrier, distributed, precision, set_seed
 from .stopping import StopSignals, improves
 from .tasks import DataSpec, Task, get_task
-
-DATA_BOUND = 0.2  # a larger share of step time waiting for batches: data is the bottleneck
-ADVICE_STEPS = 10  # fewer steps measure the loader's start (its first batch), not its pace
 
 
 class NonFiniteLossError(RuntimeError):
@@ -58,9 +48,9 @@ class Run:
     precision: Precision
     train_loader: DataLoader
     val_loader: DataLoader
-    sampler: EpochOrder  # set_epoch(epoch, skip): where each epoch starts
+    sampler: ResumableSampler  # set_epoch(epoch, skip): where each epoch starts
     data_state: dict[str, Any]  # fitted on the training split; saved with every checkpoint
-    data_spec: DataSpec  # what the model was built for; saved too (predict, export)
+    data_spec: DataSpec  # what the model was built for; saved too (a checkpoint rebuilds it)
     state: ckpt.TrainState
     resumed: bool
     signals: StopSignals  # set by SIGTERM, SIGUSR1 or Ctrl-C; read by the loop at each step
@@ -72,9 +62,8 @@ def fit(config: Config) -> dict[str, Any]:
         out_dir = Path(config.train.out_dir).expanduser()
         with ckpt.run_lock(out_dir) if info.is_main else contextlib.nullcontext():
             run = build_run(config, info, device)
-            # from here on a stop signal ends the run cleanly, and an error as failed
-            with run.signals.installed(), start_monitor(run) as monitor:
-                result = train(run, monitor)
+            with run.signals.installed():  # from here on a stop signal ends the run cleanly
+                result = train(run, start_monitor(run))
             # Free DDP's reducer while the process group lives: when the reducer drops the
             # last reference to a gloo group, the teardown deadlocks now and then.
             del run
@@ -83,21 +72,15 @@ def fit(config: Config) -> dict[str, Any]:
 
 
 def start_monitor(run: Run) -> Monitor:
-    """What the run records: metrics.csv (on resume, up to its step) and the trackers."""
+    """What the run records: metrics.csv (on resume, up to its step)."""
     cfg = run.config.train
-    return Monitor(
-        run.out_dir,
-        run.info,
-        run.precision.device,
-        run.task.metrics,
-        cfg.batch_size * cfg.grad_accum_steps * run.info.world_size,  # samples per step
-        resume_step=run.state.step if run.resumed else None,
-    )
+    samples_per_step = cfg.batch_size * cfg.grad_accum_steps * run.info.world_size
+    resume_step = run.state.step if run.resumed else None
+    return Monitor(run.out_dir, run.info, run.task.metrics, samples_per_step, resume_step)
 
 
 def train(run: Run, monitor: Monitor) -> dict[str, Any]:
-    """The training loop; returns the last validation metrics with the final step and
-    epoch, and `stopped_by`: the signal that stopped it, if one did."""
+    """The loop; the last validation metrics, the final step and epoch, and `stopped_by`."""
     cfg, state, task, device = run.config.train, run.state, run.task, run.precision.device
     out_dir, accum, patience = run.out_dir, cfg.grad_accum_steps, cfg.early_stopping_patience
     monitor.record_config(out_dir / "config.toml", to_toml(run.config), run.config.to_dict())
@@ -160,8 +143,6 @@ def train(run: Run, monitor: Monitor) -> dict[str, Any]:
             stale = 0 if improved else state.evals_without_improvement + 1
             state.evals_without_improvement = stale
             stop_early = 0 < patience <= stale
-            if cfg.scheduler == "plateau" and stale and stale % cfg.lr_patience == 0:
-                lower_lr(run.scheduler)  # lr_patience more evaluations without improvement
         if task.is_better(result[task.monitor], state.best_metric):
             state.best_metric = result[task.monitor]
             save(run, "best")
@@ -177,11 +158,6 @@ def train(run: Run, monitor: Monitor) -> dict[str, Any]:
         if run.info.is_main:
             where = f"epoch {state.epoch}/{cfg.epochs}, step {state.step}"
             print(f"nothing left to train ({where}); {format_metrics(result)}")
-    # (a run stopped by a signal ends with how to continue it, not with advice)
-    waited = state.step >= ADVICE_STEPS and monitor.data_wait_share() > DATA_BOUND
-    if run.info.is_main and not stopped_by and waited:
-        print(data_advice(monitor.data_wait_share(), run.train_loader, cfg.batch_size))
-    monitor.close(interrupted=stopped_by is not None)
     return {**result, "step": state.step, "epoch": state.epoch, "stopped_by": stopped_by}
 
 
@@ -192,11 +168,7 @@ def say_stopped(run: Run, signal_name: str) -> None:
         print(f"{signal_name}: stopped at {where}; continue with --set train.resume=auto")
 
 
-def build_run(
-    config: Config,
-    info: DistInfo,
-    device: torch.device,
-) -> Run:
+def build_run(config: Config, info: DistInfo, device: torch.device) -> Run:
     """Model, data, optimizer and schedule as configured; on resume, restored in place."""
     out_dir = Path(config.train.out_dir).expanduser()
     resume = ckpt.resolve_resume(config.train.resume, out_dir, info.is_main)
@@ -205,13 +177,10 @@ def build_run(
     changes = ckpt.resume_changes(saved["config"], config.to_dict(), resume[0]) if resume else []
     bundle = build_data(config.data, config.train.seed, saved.get("data_state"))
     task = get_task(config.task, config.train.monitor).for_data(bundle.spec, bundle.state)
-    task, sample_weights = task.for_training(
-        config, bundle.train_targets, saved.get("class_weights"), device
-    )
     model = build_model(config.model, bundle.spec)
     amp = precision(device, config.train.amp, config.train.amp_dtype)
     model = model.to(device)  # moved once, before the loop
-    train_loader, val_loader, sampler = build_loaders(bundle, config, info, device, sample_weights)
+    train_loader, val_loader, sampler = build_loaders(bundle, config, info, device)
     optimizer = build_optimizer(model, config.train, device)
     steps_per_epoch = len(train_loader) // config.train.grad_accum_steps
     schedule = build_scheduler(optimizer, config.train, steps_per_epoch)
@@ -231,7 +200,7 @@ def build_run(
         info=info,
         out_dir=out_dir,
         model=model,
-        train_model=prepare_model(model, config, info, device),
+        train_model=wrap_model(model, config, info, device),
         optimizer=optimizer,
         scheduler=schedule,
         precision=amp,
@@ -246,9 +215,7 @@ def build_run(
     )
 
 
-def prepare_model(
-    model: nn.Module, config: Config, info: DistInfo, device: torch.device
-) -> nn.Module:
+def wrap_model(model: nn.Module, config: Config, info: DistInfo, device: torch.device) -> nn.Module:
     """DDP first, then torch.compile (the order the PyTorch docs recommend)."""
     if info.enabled:
         ids = [device.index] if device.type == "cuda" else None
@@ -258,27 +225,8 @@ def prepare_model(
     return model
 
 
-def data_advice(share: float, loader: DataLoader, batch_size: int) -> str:
-    """One line for a run whose steps waited for data: a change that helps this dataset."""
-    waited = f"data: the training steps spent {share:.0%} of their time waiting for batches"
-    if in_memory(loader.dataset):  # workers would only copy tensors already in memory
-        return (
-            f"{waited}, each fetched from memory at once, so the steps are short: give each "
-            f"more work, e.g. --set train.batch_size={batch_size * 4}"
-        )
-    if loader.num_workers == 0 and worker_count("auto", loader.dataset) > 0:
-        return f"{waited}; load them in parallel: --set data.num_workers=auto (or a number)"
-    if loader.num_workers == 0:
-        return f"{waited}; no loader workers can run here (cores, processes): make samples cheaper"
-    return (
-        f"{waited} with data.num_workers={loader.num_workers}; raise it while cores are idle "
-        f"(--set data.num_workers={loader.num_workers + 1}), else make each sample cheaper"
-    )
-
-
 def check_finite(summary: LossSummary | None, run: Run) -> None:
-    """train.on_nonfinite: "stop" raises before anything is saved, "warn" goes on. Under a
-    GradScaler a non-finite loss only skips its step, so the weights stay finite."""
+    """train.on_nonfinite: "stop" raises before a save, "warn" goes on (a GradScaler skips)."""
     if summary is None or summary.nonfinite is None:
         return
     step, value = summary.nonfinite
@@ -300,24 +248,10 @@ def save(run: Run, stem: str) -> None:
         run.state,
         run.config.to_dict(),
         run.data_state,
-        run.info.world_size,
-        getattr(run.task, "class_weights", None),  # classification: train.class_weights
         run.data_spec,
-        build_state(run.model),  # what evaluate, predict and export rebuild the model from
+        build_state(run.model),  # what a checkpoint's model is rebuilt from, besides the config
+        run.info.world_size,
     )
     if run.info.is_main:
         ckpt.save_if_finite(path, ckpt.training_payload(run.model, run.optimizer, state))
     barrier(run.info)
-
-
-def trained_model(
-    path: str, config_file: str | None = None, overrides: tuple[str, ...] | list[str] = ()
-) -> tuple[dict[str, Any], Config, DataBundle, nn.Module]:
-    """A checkpoint, its config (plus any overrides), its data
-    and its model, built in this process from the checkpoint's record of it (the weights
-    are not loaded yet)."""
-    checkpoint = ckpt.load_checkpoint(path)
-    config = load_config(config_file, list(overrides), base=config_from_dict(checkpoint["config"]))
-    bundle = build_data(config.data, config.train.seed, checkpoint.get("data_state"))
-    model = build_model(config.model, bundle.spec, checkpoint.get("model_build"))
-    return checkpoint, config, bundle, model

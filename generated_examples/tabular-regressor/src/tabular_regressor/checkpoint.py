@@ -1,7 +1,7 @@
 """Checkpoints: full training state, atomic writes, safe (`weights_only=True`) loads.
 
-A checkpoint is one file (`last.pt`), written under a temporary name and then renamed,
-so a crash never leaves a half checkpoint under a name that resume=auto would pick.
+A checkpoint is one file (`last.pt`) written under a temporary name and then renamed: a crash
+never leaves half a checkpoint under a name that resume=auto would pick.
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ import os
 import random
 import re
 import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from dataclasses import asdict, dataclass, fields
 from pathlib import Path
 from typing import Any
@@ -26,7 +26,7 @@ from .models import unwrap
 from .tasks import DataSpec
 
 REQUIRED_KEYS = ("model_state_dict", "optimizer_state_dict", "epoch", "step", "config")
-SUFFIXES = (".pt",)  # a checkpoint file
+SUFFIXES = (".pt",)
 _WRAPPER_PREFIX = re.compile(r"^(?:_orig_mod\.|module\.)+")
 
 
@@ -42,8 +42,7 @@ class TrainState:
     step: int = 0  # optimizer steps done so far
     batch_in_epoch: int = 0  # batches of the current epoch already trained on
     best_metric: float | None = None  # best validation metric so far
-    # early stopping and the plateau schedule: the best value that counted as an
-    # improvement (by train.early_stopping_min_delta) and the evaluations since it
+    # early stopping: the last value that improved by more than train.early_stopping_min_delta
     patience_best: float | None = None
     evals_without_improvement: int = 0
 
@@ -70,16 +69,10 @@ def rng_state() -> dict[str, Any]:
 def set_rng_state(state: dict[str, Any]) -> None:
     version, internal, gauss = state["python"]
     random.setstate((version, tuple(internal), gauss))
+    key = state["numpy_key"].numpy().astype(np.uint32)
+    np_state = {"key": key, "pos": state["numpy_pos"]}
     np.random.set_state(
-        {
-            "bit_generator": "MT19937",
-            "state": {
-                "key": state["numpy_key"].numpy().astype(np.uint32),
-                "pos": state["numpy_pos"],
-            },
-            "has_gauss": 0,
-            "gauss": 0.0,
-        }
+        {"bit_generator": "MT19937", "state": np_state, "has_gauss": 0, "gauss": 0.0}
     )
     torch.set_rng_state(state["torch"])
     if "cuda" in state and torch.cuda.is_available():
@@ -87,10 +80,7 @@ def set_rng_state(state: dict[str, Any]) -> None:
 
 
 def save_checkpoint(path: str | Path, payload: dict[str, Any]) -> None:
-    """Write atomically: temp file in the same directory, fsync, then os.replace.
-
-    A crash at any moment leaves either the previous file or the new one, never half.
-    """
+    """Write atomically (a temp file, fsync, os.replace): never half a file, at any crash."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
@@ -117,10 +107,8 @@ def save_checkpoint(path: str | Path, payload: dict[str, Any]) -> None:
 def write_failure(exc: BaseException, folder: Path) -> str:
     """Why a write failed, in words: a full disk is named as such, whatever raised it."""
     full = isinstance(exc, OSError) and exc.errno in (errno.ENOSPC, errno.EDQUOT)
-    try:
+    with contextlib.suppress(OSError):
         full = full or os.statvfs(folder).f_bavail == 0
-    except OSError:
-        pass
     if full:
         return "no space left on the device"
     text = str(exc).strip().splitlines()
@@ -158,8 +146,7 @@ def load_checkpoint(path: str | Path, map_location: str | torch.device = "cpu") 
 
 
 def load_weights_only(path: Path, map_location: str | torch.device = "cpu") -> Any:
-    """`torch.load(weights_only=True)`: tensors and plain containers, never arbitrary
-    objects; a missing, empty or damaged file raises CheckpointError naming it."""
+    """`torch.load(weights_only=True)`: never arbitrary objects; a bad file is named."""
     if not path.is_file():
         raise CheckpointError(f"{path}: no such checkpoint file")
     if path.stat().st_size == 0:
@@ -183,11 +170,8 @@ def load_model_state(
     path: str | Path,
     config: dict[str, Any],
 ) -> None:
-    """Load weights (either prefix style), explaining a mismatch by the config keys that differ.
-
-    The weights go into the plain module, also when `model` is wrapped by torch.compile
-    or DDP, so a checkpoint moves freely between compiled and plain models.
-    """
+    """Load the weights into the plain module under any torch.compile or DDP wrapper; a
+    mismatch names the config keys that differ."""
     try:
         unwrap(model).load_state_dict(clean_state_dict(checkpoint["model_state_dict"]))
     except (RuntimeError, ValueError, KeyError) as exc:
@@ -209,7 +193,7 @@ def step_checkpoints(out_dir: Path) -> list[Path]:
 
 
 def named_checkpoints(out_dir: Path, stem: str) -> list[Path]:
-    """out_dir/STEM.pt if it exists."""
+    """out_dir/STEM.pt if there, newest first."""
     found = [path for path in (out_dir / f"{stem}{suffix}" for suffix in SUFFIXES) if path.exists()]
     return sorted(found, key=lambda path: path.stat().st_mtime, reverse=True)
 
@@ -223,32 +207,12 @@ def prune_step_checkpoints(out_dir: Path, keep_last: int) -> None:
         remove_checkpoint(old)
 
 
-def find_resume_checkpoint(
-    out_dir: Path, warn: Callable[[str], object] | None = None
-) -> tuple[Path, dict[str, Any]] | None:
-    """The newest checkpoint in out_dir that loads; damaged ones are skipped with a warning.
-
-    last.pt is written first at every checkpoint, so it is the newest unless
-    damaged; then the step checkpoints, newest first. Only one is held in memory.
-    """
-    for path in [*named_checkpoints(out_dir, "last"), *step_checkpoints(out_dir)]:
-        try:
-            return path, load_checkpoint(path)
-        except CheckpointError as exc:
-            (warn or warn_stderr)(f"warning: skipping damaged checkpoint {exc}")
-    return None
-
-
 def training_payload(
     model: torch.nn.Module, optimizer: torch.optim.Optimizer, state: dict[str, Any]
 ) -> dict[str, Any]:
-    """Everything needed to continue exactly where training is now: the weights, the
-    optimizer and `state` (`training_state`)."""
-    return {
-        "model_state_dict": clean_state_dict(model.state_dict()),
-        "optimizer_state_dict": optimizer.state_dict(),
-        **state,
-    }
+    """The weights, the optimizer and `state` (`training_state`): all a resume needs."""
+    weights = clean_state_dict(model.state_dict())
+    return {"model_state_dict": weights, "optimizer_state_dict": optimizer.state_dict(), **state}
 
 
 def training_state(
@@ -257,15 +221,11 @@ def training_state(
     state: TrainState,
     config: dict[str, Any],
     data_state: dict[str, Any],
-    world_size: int = 1,
-    class_weights: torch.Tensor | None = None,
-    data_spec: DataSpec | None = None,
-    model_build: dict[str, Any] | None = None,
+    data_spec: DataSpec,
+    model_build: dict[str, Any],
+    world_size: int,
 ) -> dict[str, Any]:
-    """The training state besides the model and optimizer,
-    with the data's spec and state, so predict and export rebuild the model without data,
-    and the model's `build_state()` (a Hugging Face backbone's config), so they rebuild it
-    without the files it was first built from."""
+    """All but the model and optimizer, and what rebuilds the model alone."""
     return {
         "scheduler_state_dict": scheduler.state_dict(),
         "scaler_state_dict": scaler.state_dict(),
@@ -273,10 +233,9 @@ def training_state(
         "rng_state": rng_state(),
         "config": config,
         "data_state": data_state,
-        "data_spec": dataclasses.asdict(data_spec) if data_spec else None,
-        "model_build": model_build or {},
+        "data_spec": dataclasses.asdict(data_spec),
+        "model_build": model_build,
         "world_size": world_size,
-        "class_weights": None if class_weights is None else class_weights.cpu(),
     }
 
 
@@ -312,9 +271,7 @@ def restore_training(
 def check_global_batch(
     checkpoint: dict[str, Any], path: str | Path, batch_size: int, world_size: int
 ) -> None:
-    """Mid-epoch, the remaining batches are exact only for the same batch_size x processes
-    (2 processes x 8 may continue as 1 x 16); anything else would repeat or skip samples.
-    The refusal names the train.batch_size that keeps it with this many processes."""
+    """Mid-epoch, only the same batch_size x processes (2 x 8 = 1 x 16) continues exactly."""
     saved_batch = checkpoint["config"].get("train", {}).get("batch_size", 0)
     saved = saved_batch * checkpoint.get("world_size", 1)
     mid_epoch = checkpoint.get("batch_in_epoch", 0) and saved_batch
@@ -335,15 +292,9 @@ def check_global_batch(
 # applied, and said (`resume_changes`).
 KEPT_ON_RESUME = {
     "train.lr": "the restored optimizer and schedule hold the learning rate",
-    "train.optimizer": "the restored optimizer state is of that optimizer",
     "train.weight_decay": "the restored optimizer holds it",
-    "train.momentum": "the restored optimizer holds it",
-    "train.nesterov": "the restored optimizer holds it",
-    "train.head_lr_multiplier": "the restored optimizer holds the head's learning rate",
     "train.scheduler": "the restored schedule is of that kind",
     "train.warmup_steps": "the restored schedule holds it",
-    "train.lr_gamma": "the restored schedule holds it",
-    "train.lr_step_epochs": "the restored schedule holds it",
     "train.grad_accum_steps": "the restored schedule counts optimizer steps of that many batches",
     "train.seed": "the rest of the run's data order and random draws follow it",
     "data.val_fraction": "it moves rows between the training and validation splits",
@@ -351,14 +302,9 @@ KEPT_ON_RESUME = {
 
 
 def resume_changes(saved: dict[str, Any], config: dict[str, Any], path: str | Path) -> list[str]:
-    """The settings that differ from the checkpoint's, as "key: old -> new" (applied);
-    refuses, naming the --set that keeps each, any of KEPT_ON_RESUME."""
+    """The settings changed since the checkpoint (applied); KEPT_ON_RESUME ones refused."""
     before, now = dict(flatten(saved)), dict(flatten(config))
-    changed = [
-        key
-        for key, value in now.items()
-        if key in before and before[key] != value and key != "train.resume"
-    ]
+    changed = [k for k, v in now.items() if k in before and before[k] != v and k != "train.resume"]
     refused = [key for key in changed if key in KEPT_ON_RESUME]
     if refused:
         why = "; ".join(
@@ -384,10 +330,8 @@ def as_setting(value: Any) -> str:
 def resolve_resume(
     choice: str, out_dir: Path, is_main: bool = True
 ) -> tuple[Path, dict[str, Any]] | None:
-    """train.resume: "" fresh (refuses to clobber a run), auto (newest valid), or a path.
-
-    auto never starts afresh over a run: with last.pt and every step checkpoint damaged it
-    falls back to best.pt, and refuses when no checkpoint there loads at all."""
+    """train.resume: "" fresh (never over a run), a path, or auto: the newest checkpoint that
+    loads (last, then step checkpoints, then best), never afresh over a damaged run."""
     if choice == "":
         if named_checkpoints(out_dir, "last"):
             raise CheckpointError(
@@ -398,17 +342,16 @@ def resolve_resume(
     if choice != "auto":
         return Path(choice), load_checkpoint(choice)
     warn = warn_stderr if is_main else lambda _: None
-    found = find_resume_checkpoint(out_dir, warn=warn)
-    if found is not None:
-        return found
-    for path in named_checkpoints(out_dir, "best"):
+    newest = [*named_checkpoints(out_dir, "last"), *step_checkpoints(out_dir)]
+    for path in [*newest, *named_checkpoints(out_dir, "best")]:
         try:
-            checkpoint = load_checkpoint(path)
+            checkpoint = load_checkpoint(path)  # one at a time: only one is held in memory
         except CheckpointError as exc:
             warn(f"warning: skipping damaged checkpoint {exc}")
-        else:
+            continue
+        if path not in newest:
             warn(f"warning: resuming from {path} (step {checkpoint['step']}): nothing newer loads")
-            return path, checkpoint
+        return path, checkpoint
     damaged = sorted(p.name for suffix in SUFFIXES for p in out_dir.glob(f"*{suffix}"))
     if damaged:
         raise CheckpointError(
@@ -423,28 +366,22 @@ def resolve_resume(
 
 @contextlib.contextmanager
 def run_lock(out_dir: Path) -> Iterator[None]:
-    """Hold out_dir for this run: a second run into it is refused, naming this one's PID.
-
-    The lock is the OS's (flock), so it dies with the process: a killed run never blocks
-    the next. Temporary files that killed writers left behind are removed on the way in.
-    """
+    """Hold out_dir for this run (flock: it dies with the process); a second run is refused,
+    naming this one's PID. Temporary files that killed writers left are removed."""
     try:
         import fcntl
     except ImportError:  # Windows: no flock; runs are not guarded there
         yield
         return
+    choose = "choose another --set train.out_dir=..."
     if out_dir.exists() and not out_dir.is_dir():
-        raise CheckpointError(
-            f"train.out_dir {out_dir} is a file, not a folder; choose another "
-            "--set train.out_dir=..."
-        )
+        raise CheckpointError(f"train.out_dir {out_dir} is a file, not a folder; {choose}")
     try:
         out_dir.mkdir(parents=True, exist_ok=True)
         handle = open(out_dir / ".lock", "a+", encoding="utf-8")
     except OSError as exc:  # a read-only folder, no permission: named as the setting
         raise CheckpointError(
-            f"cannot write train.out_dir {out_dir}: {exc.strerror or exc}; choose another "
-            "--set train.out_dir=..."
+            f"cannot write train.out_dir {out_dir}: {exc.strerror or exc}; {choose}"
         ) from None
     with handle:
         try:
@@ -454,7 +391,7 @@ def run_lock(out_dir: Path) -> Iterator[None]:
             holder = handle.read().strip() or "another process"
             raise CheckpointError(
                 f"{out_dir} is in use by a running training (PID {holder}); wait for it or "
-                "choose another --set train.out_dir=..."
+                f"{choose}"
             ) from None
         handle.seek(0)
         handle.truncate()

@@ -1,5 +1,5 @@
-"""What a run records: the resolved config, metrics.csv, a progress bar, the training-loss
-window, the time spent waiting for data, and the trackers the config asks for (`trackers`).
+"""What a run records: the resolved config, metrics.csv, a progress bar and the training-loss
+window.
 
 The monitor only records what the training loop hands it: it never saves a checkpoint,
 never stops training and never sees the run itself.
@@ -30,24 +30,17 @@ class LossSummary:
 
     loss: float  # mean of the finite losses (NaN when none was finite)
     samples_per_sec: float
-    data_wait: float  # share of the time spent waiting for the next batch (mean of the ranks)
     nonfinite: tuple[int, float] | None = None  # (step, value) of the first NaN/inf loss
 
 
 class LossWindow:
-    """Per-step losses kept on the device, read back once per log (no per-step sync), and
-    the host time spent waiting for batches in that interval.
-
-    The clock pauses between epochs (evaluation and checkpoints at an epoch end are not
-    training time); `waited` and `elapsed` also add up over the whole run."""
+    """Per-step losses on the device, read back once per log; paused between epochs."""
 
     def __init__(self) -> None:
         self.losses: list[torch.Tensor] = []
         self.first_step = 0
         self.started = time.perf_counter()
         self.paused_at: float | None = None
-        self.waiting = 0.0  # seconds spent in the loader's next() since the last flush
-        self.waited = self.elapsed = 0.0  # the run's totals, over the flushed intervals
 
     def pause(self) -> None:
         self.paused_at = time.perf_counter()
@@ -67,12 +60,9 @@ class LossWindow:
         if not self.losses:
             return None
         losses = torch.stack(self.losses).float()  # (steps,)
-        waiting = torch.tensor([self.waiting], device=losses.device)  # (1,), one all-reduce
-        values = all_reduce_sum(torch.cat([losses, waiting]), info) / info.world_size
-        *values, waiting = values.cpu().tolist()  # the one host sync per log interval
+        values = (all_reduce_sum(losses, info) / info.world_size).cpu().tolist()  # one sync
         elapsed = max(time.perf_counter() - self.started, 1e-9)
-        self.losses, self.started, self.waiting = [], time.perf_counter(), 0.0
-        self.waited, self.elapsed = self.waited + waiting, self.elapsed + elapsed
+        self.losses, self.started = [], time.perf_counter()
         finite = [v for v in values if math.isfinite(v)]
         bad = next(
             ((self.first_step + i, v) for i, v in enumerate(values) if not math.isfinite(v)), None
@@ -80,18 +70,13 @@ class LossWindow:
         return LossSummary(
             loss=sum(finite) / len(finite) if finite else float("nan"),
             samples_per_sec=len(values) * samples_per_step / elapsed,
-            data_wait=min(waiting / elapsed, 1.0),
             nonfinite=bad,
         )
 
 
 class MetricsFile:
-    """metrics.csv: one row per log interval (split "train") and per evaluation ("val").
-
-    On resume the rows a crashed run wrote after the checkpoint are dropped, and so are
-    damaged rows (with a warning); the file is rewritten through a temporary file, so a
-    crash during the rewrite leaves the old file whole.
-    """
+    """metrics.csv: a row per log interval ("train") and evaluation ("val"); on resume, rows
+    after the checkpoint and damaged ones are dropped (rewritten through a temporary file)."""
 
     def __init__(self, path: Path, columns: tuple[str, ...], resume_step: int | None) -> None:
         self.path, self.columns = path, columns
@@ -129,102 +114,57 @@ def rows_up_to(path: Path, last_step: int) -> tuple[list[dict[str, str]], int]:
     return kept, damaged
 
 
-class Tracker:
-    """Where a run also reports, besides metrics.csv (an experiment tracker, a profiler):
-    subclass it and hand it to the Monitor. Each method does nothing unless overridden."""
-
-    def log_params(self, values: dict[str, Any]) -> None:
-        """The resolved config, once at the start of a run."""
-
-    def log_metrics(self, split: str, row: dict[str, Any], step: int) -> None:
-        """A metrics row, as it is written to metrics.csv."""
-
-    def step(self) -> None:
-        """After every optimizer step."""
-
-    def close(self, interrupted: bool) -> None:
-        """At the end of the run; `interrupted`: stopped by a signal."""
-
-    def fail(self) -> None:
-        """Instead of `close` when training raised: end the tracked run as failed."""
-        self.close(interrupted=True)
-
-
 class Monitor:
-    """Everything a run records; only the main process writes files or prints. Used as a
-    context manager around the loop: a run that raises ends its trackers as failed."""
+    """Everything a run records; only the main process writes files or prints."""
 
     def __init__(
         self,
         out_dir: Path,
         info: DistInfo,
-        device: torch.device,
         metrics: tuple[str, ...],
         samples_per_step: int,
         resume_step: int | None = None,
-        trackers: list[Tracker] | None = None,
     ) -> None:
         self.info, self.samples_per_step = info, samples_per_step
         self.window = LossWindow()
         self.bar: Any = None
         self.metrics_file = None
-        self.trackers = trackers or []
         if info.is_main:
             out_dir.mkdir(parents=True, exist_ok=True)
             columns = ("step", "epoch", "split", "loss", *metrics, "lr", "samples_per_sec")
-            columns += ("data_wait",)  # share of the step time spent waiting for the next batch
             self.metrics_file = MetricsFile(out_dir / "metrics.csv", columns, resume_step)
 
     def record_config(self, path: Path, text: str, values: dict[str, Any]) -> None:
         if self.info.is_main:
             path.write_text(text, encoding="utf-8")
-        for tracker in self.trackers:
-            tracker.log_params(values)
 
     def progress(self, batches: Iterable[Any], total: int, desc: str) -> Iterator[Any]:
-        """The batches of an epoch, timed (`waited_for`), with a progress bar on an
-        interactive terminal (main process only); silent otherwise."""
-        timed = self.waited_for(batches)
+        """The batches of an epoch, timed, with a progress bar on a terminal (rank 0 only)."""
+        timed = self.timed(batches)
         if not (self.info.is_main and sys.stderr.isatty()):
             return timed
         self.bar = tqdm(timed, total=total, desc=desc, leave=False, dynamic_ncols=True)
         return iter(self.bar)
 
-    def waited_for(self, batches: Iterable[Any]) -> Iterator[Any]:
-        """Yields the batches, adding the time spent waiting for each to the loss window.
-        Host time around the loader's next() only: no device sync (a device that is the
-        bottleneck makes the host wait elsewhere, in the step, not here)."""
+    def timed(self, batches: Iterable[Any]) -> Iterator[Any]:
+        """Yields the batches while the loss window's clock runs (not between epochs)."""
         self.window.resume()
-        start = time.perf_counter()
-        iterator = iter(batches)  # (re)starts the epoch's loading: counted as waiting too
-        for batch in iterator:
-            self.window.waiting += time.perf_counter() - start
-            yield batch
-            start = time.perf_counter()
-        self.window.waiting += time.perf_counter() - start
+        yield from batches
         self.window.pause()  # the epoch ended: evaluation and checkpoints are not step time
 
-    def data_wait_share(self) -> float:
-        """The share of the logged training time spent waiting for batches (0 if none)."""
-        return self.window.waited / self.window.elapsed if self.window.elapsed else 0.0
-
     def record_step(self, loss: torch.Tensor, step: int) -> None:
-        """After every optimizer step: keep the loss (on the device); tell the trackers."""
+        """After every optimizer step: keep the loss (on the device)."""
         self.window.add(loss, step)
-        for tracker in self.trackers:
-            tracker.step()
 
     def log_train(self, step: int, epoch: int, lr: float) -> LossSummary | None:
         """Summarise the losses since the last log into a metrics row (all ranks call it)."""
         summary = self.window.flush(self.samples_per_step, self.info)
         if summary is not None:
             row = {"loss": summary.loss, "samples_per_sec": summary.samples_per_sec, "lr": lr}
-            self._write(step, epoch, "train", {**row, "data_wait": summary.data_wait})
+            self._write(step, epoch, "train", row)
             if self.bar is not None:
                 self.bar.set_postfix(
-                    loss=f"{summary.loss:.4f}",
-                    samples_s=f"{summary.samples_per_sec:.0f}",
-                    data_wait=f"{summary.data_wait:.0%}",
+                    loss=f"{summary.loss:.4f}", samples_s=f"{summary.samples_per_sec:.0f}"
                 )
         return summary
 
@@ -233,24 +173,10 @@ class Monitor:
         if self.info.is_main:
             print(f"epoch {epoch}/{epochs} step {step}: {format_metrics(result)}")
 
-    def close(self, interrupted: bool = False) -> None:
-        for tracker in self.trackers:
-            tracker.close(interrupted)
-
-    def __enter__(self) -> Monitor:
-        return self
-
-    def __exit__(self, kind: type[BaseException] | None, *_: object) -> None:
-        if kind is not None:  # the loop raised: it never reached close()
-            for tracker in self.trackers:
-                tracker.fail()
-
     def _write(self, step: int, epoch: int, split: str, row: dict[str, Any]) -> None:
         if self.metrics_file is None:
             return
         self.metrics_file.write({"step": step, "epoch": epoch, "split": split, **row})
-        for tracker in self.trackers:
-            tracker.log_metrics(split, row, step)
 
 
 def format_metrics(values: dict[str, Any]) -> str:

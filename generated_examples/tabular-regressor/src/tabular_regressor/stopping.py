@@ -1,11 +1,9 @@
-"""Why a run stops before its planned end: early stopping's test of an improvement, and
-stop signals.
+"""Why a run stops early: early stopping's test of an improvement, and stop signals.
 
-SIGTERM and SIGUSR1 (what clusters and schedulers send before they preempt a job) and a
-first Ctrl-C only set a flag; the training loop reads it after every optimizer step (an
-evaluation after each of its batches; no step runs after it), writes last.pt and ends
-the run, which exits with EXIT_STATUS. A second Ctrl-C stops at
-once. Under torchrun, send the signal to torchrun: it passes it on to every process.
+SIGTERM and SIGUSR1 (what schedulers send before they preempt a job) and a first Ctrl-C
+only set a flag; the loop reads it after every optimizer step (an evaluation after each
+batch), writes last.pt and ends the run with EXIT_STATUS. A second Ctrl-C stops at once.
+Under torchrun, signal torchrun: it passes the signal on to every process.
 """
 
 from __future__ import annotations
@@ -66,13 +64,11 @@ class StopSignals:
         self.received = signal.Signals(signum)
 
     def pending(self) -> bool:
-        """Whether a stop signal came to this process (not agreed with the other ranks: for
-        a loop that ends on its own, such as an evaluation, before `agreed` is asked)."""
+        """Whether a stop signal came to this process (not agreed with the other ranks)."""
         return self.received is not None
 
     def agreed(self) -> str | None:
-        """The name of the signal that stops the run, the same on every rank: one rank's
-        signal stops all of them at the same step."""
+        """The signal that stops the run, agreed by every rank: all stop at the same step."""
         if not self.info.enabled:
             return self.received.name if self.received else None
         flag = torch.tensor([int(self.received or 0)])

@@ -1,26 +1,23 @@
 """What this project learns: tabular-regression.
 
-The task is one object: its loss, the metric sums it accumulates on the device during
-evaluation and the numbers they become, the validation metric that picks best.pt
-(`train.monitor`, and whether higher is better), and the metric columns of metrics.csv.
-`get_task(name)` looks it up; an unknown name is an error. `for_data(spec, state)` tells
-it about the data:
+The task is one object (`get_task`): its loss, the metric sums it keeps on the device in
+evaluation and the numbers they become, and the metric that picks best.pt
+(`train.monitor`). `for_data(spec, state)` tells it about the data:
 the target's mean and std (`state["target_mean"]`, `state["target_std"]`, saved by a
 dataset that standardises its targets), so metrics and predictions are in target units.
-`DataSpec` is what a model needs to know about the data, filled in by the dataset.
+`DataSpec`: what a model needs to know about the data, filled in by the dataset.
 """
 
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
 import torch
 import torch.nn.functional as F
 
-from .config import Config, ConfigError
+from .config import ConfigError
 
 
 @dataclass(frozen=True)
@@ -60,16 +57,6 @@ class Regression:
             target_mean=per_output("target_mean", 0.0),
             target_std=per_output("target_std", 1.0),
         )
-
-    def for_training(
-        self,
-        config: Config,
-        targets: Callable[[], torch.Tensor],
-        saved: torch.Tensor | None,
-        device: torch.device,
-    ) -> tuple[Regression, None]:
-        """No classes, so nothing to balance: this task, and plain shuffling."""
-        return self, None
 
     @property
     def higher_is_better(self) -> bool:

@@ -1,8 +1,6 @@
-"""`python -m <package> smoke`: prove in seconds that this project trains.
-
-Checks, each timed and reported on one line: a few optimisation steps with the
-configured options; the loss falls when over-fitting one batch; evaluation runs in
-eval mode; a checkpoint reloads with `weights_only=True` and training resumes from it.
+"""`python -m <package> smoke`: prove in seconds that this project trains. Each check is
+timed and reported on one line: a few steps with the configured options; the loss falls
+on one batch; evaluation runs in eval mode; a checkpoint reloads (`weights_only`) and resumes.
 """
 
 from __future__ import annotations
@@ -36,20 +34,11 @@ def smoke_config(config: Config, steps: int, out_dir: Path) -> Config:
     data = config.data
     if hasattr(data, "num_samples"):  # synthetic data (also the fallback without a root)
         data = dataclasses.replace(data, num_samples=batch_size * (steps + 3))
-    return dataclasses.replace(
-        config,
-        data=data,
-        train=dataclasses.replace(
-            config.train,
-            batch_size=batch_size,
-            epochs=1,
-            max_steps=steps,
-            log_every=1,
-            checkpoint_every=0,
-            out_dir=str(out_dir),
-            resume="",
-        ),
+    train = dataclasses.replace(
+        config.train, batch_size=batch_size, epochs=1, max_steps=steps, log_every=1
     )
+    train = dataclasses.replace(train, checkpoint_every=0, out_dir=str(out_dir), resume="")
+    return dataclasses.replace(config, data=data, train=train)
 
 
 def stage_train(config: Config) -> str:
@@ -60,8 +49,7 @@ def stage_train(config: Config) -> str:
 
 
 def fresh_model(config: Config) -> tuple[Precision, nn.Module, DataLoader, DataLoader, Task]:
-    """A newly initialised model on its device, the training and validation loaders and
-    the task, told about the data."""
+    """A new model on its device, the training and validation loaders, and the task."""
     set_seed(config.train.seed)
     device = get_device(config.train.device)
     bundle = build_data(config.data, config.train.seed)
@@ -121,27 +109,21 @@ def run_stages(config: Config, steps: int) -> list[dict[str, Any]]:
     """Run every stage in order, stopping at the first failure."""
     with tempfile.TemporaryDirectory(prefix="smoke-") as tmp:
         cfg = smoke_config(config, steps, Path(tmp))
-        stages: list[tuple[str, Callable[[], str]]] = [
-            ("train", lambda: stage_train(cfg)),
-            ("overfit", lambda: stage_overfit(cfg)),
-            ("evaluate", lambda: stage_evaluate(cfg)),
-            ("checkpoint", lambda: stage_checkpoint(cfg)),
+        stages: list[tuple[str, Callable[[Config], str]]] = [
+            ("train", stage_train),
+            ("overfit", stage_overfit),
+            ("evaluate", stage_evaluate),
+            ("checkpoint", stage_checkpoint),
         ]
         results = []
-        for name, run in stages:
+        for name, stage in stages:
             start = time.perf_counter()
             try:
-                detail, ok = run(), True
+                detail, ok = stage(cfg), True
             except Exception as exc:  # report any failure as the stage's result
                 detail, ok = f"{type(exc).__name__}: {exc}", False
-            results.append(
-                {
-                    "name": name,
-                    "ok": ok,
-                    "seconds": round(time.perf_counter() - start, 3),
-                    "detail": detail,
-                }
-            )
+            seconds = round(time.perf_counter() - start, 3)
+            results.append({"name": name, "ok": ok, "seconds": seconds, "detail": detail})
             if not ok:
                 break
         return results
@@ -154,8 +136,6 @@ def run_smoke(config: Config, steps: int, as_json: bool) -> int:
         print(json.dumps({"ok": ok, "stages": results}))
     else:
         for r in results:
-            print(
-                f"{'PASS' if r['ok'] else 'FAIL'} {r['name']:<10} "
-                f"{r['seconds']:7.2f}s  {r['detail']}"
-            )
+            mark = "PASS" if r["ok"] else "FAIL"
+            print(f"{mark} {r['name']:<10} {r['seconds']:7.2f}s  {r['detail']}")
     return 0 if ok else 1

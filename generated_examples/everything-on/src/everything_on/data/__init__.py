@@ -1,8 +1,5 @@
-"""Dataset components and the DataLoaders built from them.
-
-Every module in this package not starting with "_" is a dataset component: an `Options`
-dataclass (its [data] config keys) and `build(cfg, seed, state) -> DataBundle`.
-`data.name` picks one.
+"""Dataset components and their DataLoaders. Every module here not starting with "_" is a
+component: an `Options` dataclass ([data] keys) and `build(cfg, seed, state) -> DataBundle`.
 """
 
 from __future__ import annotations
@@ -14,16 +11,10 @@ import sys
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Protocol, runtime_checkable
+from typing import Any
 
 import torch
-from torch.utils.data import (
-    DataLoader,
-    Dataset,
-    DistributedSampler,
-    Sampler,
-    default_collate,
-)
+from torch.utils.data import DataLoader, Dataset, DistributedSampler, Sampler, default_collate
 
 from ..config import Config, ConfigError, DataConfig, component
 from ..runtime import DistInfo, kill_workers_at_exit, seed_worker
@@ -38,15 +29,13 @@ class DataBundle:
     val: Dataset
     spec: DataSpec
     collate_fn: Callable[[list[Any]], dict[str, torch.Tensor]] | None = None
-    # Values fitted on the training split (vocabulary, normalisation, class names), saved
-    # in checkpoints so that evaluation prepares data exactly as training did.
+    # fitted on the training split (vocabulary, normalisation, class names); checkpoints
+    # save it, so that evaluation prepares data exactly as training did
     state: dict[str, Any] = field(default_factory=dict)
-    # Builds the test split, when the data has one (`evaluate --split test`); called only
-    # then, so training never reads the test data.
-    load_test: Callable[[], Dataset] | None = None
+    load_test: Callable[[], Dataset] | None = None  # the test split, read by evaluate only
 
     def train_targets(self) -> torch.Tensor:
-        """The training split's targets (class weights and the balanced sampler need them):
+        """The training split's targets (for train.class_weights=auto, data.balanced_sampler, cv):
         the dataset's `targets` (a tensor or a list) when it has that attribute, as
         TensorDictDataset does; otherwise every sample is read once."""
         targets = getattr(self.train, "targets", None)
@@ -82,8 +71,7 @@ class TensorDictDataset(Dataset):
         return {"inputs": self.inputs[index], "targets": self.targets[index]}
 
     def __getitems__(self, indices: list[int] | torch.Tensor) -> Sequence[Any]:
-        """A batch's samples in one index operation per tensor (the DataLoader calls this
-        instead of __getitem__ once a sample); a list of tensors is read one by one."""
+        """A batch's samples, one index operation per tensor (a list is read one by one)."""
         if not isinstance(self.inputs, torch.Tensor):
             return [self[i] for i in indices]
         rows = torch.as_tensor(indices, dtype=torch.long)  # (B,)
@@ -91,8 +79,7 @@ class TensorDictDataset(Dataset):
 
 
 class Batch(Sequence):
-    """Samples fetched together, already stacked: `collate` returns the tensors as they are;
-    any other collate function sees the usual list of sample dicts."""
+    """Samples fetched together, stacked (`collate` keeps them; others see sample dicts)."""
 
     def __init__(self, tensors: dict[str, torch.Tensor]) -> None:
         self.tensors = tensors
@@ -148,28 +135,22 @@ def read_text(path: Path) -> str:
 
 
 def note(message: str) -> None:
-    """Tell the user something about their data (rows dropped, files skipped), on stderr so
-    that `evaluate --json` stays one JSON line; once per run (rank 0 under torchrun)."""
+    """Tell the user about their data (rows dropped, ...) on stderr, from rank 0 only."""
     if os.environ.get("RANK", "0") == "0":
         print(f"data: {message}", file=sys.stderr, flush=True)
 
 
 def hold_out(count: int, fraction: float) -> tuple[torch.Tensor, torch.Tensor]:
-    """Indices (train, val) holding out `fraction` of `count` samples, at least one each.
-
-    The split uses a fixed seed, not train.seed: the held-out samples never change."""
+    """Indices (train, val) holding out `fraction` of `count`; a fixed seed, not train.seed."""
     order = torch.randperm(count, generator=torch.Generator().manual_seed(0))  # (count,)
     n_val = min(max(round(count * fraction), 1), count - 1)
     return order[n_val:], order[:n_val]
 
 
 class ResumableSampler(Sampler[int]):
-    """Shuffled, rank-sharded indices whose order depends only on (seed, epoch).
-
-    The order is DistributedSampler's (also for one process; its arithmetic is used), drawn
-    as a tensor and handed out a chunk at a time: no list of every index (2M Python ints
-    are ~70 MB). It can skip the samples already consumed in the current epoch, so a
-    resumed run sees exactly the remaining batches.
+    """Shuffled, rank-sharded indices from (seed, epoch) alone, in DistributedSampler's order,
+    drawn as a tensor and handed out a chunk at a time (2M Python ints take ~70 MB); the
+    samples a resumed epoch consumed already are skipped.
     With `weights` (data.balanced_sampler) it draws with replacement instead, each index
     with probability proportional to its weight, also from (seed, epoch) alone.
     A dataset with a `set_epoch` method (augmentation) is told the epoch too.
@@ -204,11 +185,12 @@ class ResumableSampler(Sampler[int]):
         """This rank's indices of the epoch, (num_samples,), before the skip."""
         sampler = self.inner  # every rank draws the same order and takes its own share
         generator = torch.Generator().manual_seed(sampler.seed + sampler.epoch)
-        if self.weights is None:  # int32 draws the same order as int64, in half the memory
-            kind = torch.int32 if len(self.dataset) < 2**31 else torch.int64
-            order = torch.randperm(len(self.dataset), generator=generator, dtype=kind)
-        else:
+        if self.weights is not None:  # data.balanced_sampler: with replacement, by weight
             order = torch.multinomial(self.weights, sampler.total_size, True, generator=generator)
+            return order[sampler.rank :: sampler.num_replicas]
+        # int32 draws the same order as int64, in half the memory
+        kind = torch.int32 if len(self.dataset) < 2**31 else torch.int64
+        order = torch.randperm(len(self.dataset), generator=generator, dtype=kind)
         return order[: sampler.total_size][sampler.rank :: sampler.num_replicas]
 
     def __len__(self) -> int:
@@ -216,9 +198,7 @@ class ResumableSampler(Sampler[int]):
 
 
 class TensorBatches(Sampler[torch.Tensor]):
-    """The batches of a ResumableSampler's order as index tensors (remainder dropped), for
-    a split held in memory: its __getitems__ takes each slice as it is, with no Python int
-    per sample. The same batches as a BatchSampler over the sampler, also when resumed."""
+    """A ResumableSampler's batches (remainder dropped) as index tensors, for data in memory."""
 
     def __init__(self, sampler: ResumableSampler, batch_size: int) -> None:
         self.sampler, self.batch_size = sampler, batch_size
@@ -233,35 +213,15 @@ class TensorBatches(Sampler[torch.Tensor]):
         return len(self.sampler) // self.batch_size
 
 
-@runtime_checkable
-class EpochOrder(Protocol):
-    """What the loop calls at each epoch start: where the epoch's samples begin."""
-
-    def set_epoch(self, epoch: int, skip: int = 0) -> None: ...
-
-
-class ShardSampler(Sampler[int]):
-    """Every validation sample exactly once across ranks (no padding duplicates)."""
-
-    def __init__(self, dataset: Dataset, info: DistInfo) -> None:
-        self.indices = range(info.rank, len(dataset), info.world_size)
-
-    def __iter__(self) -> Iterator[int]:
-        return iter(self.indices)
-
-    def __len__(self) -> int:
-        return len(self.indices)
-
-
 def build_loaders(
     bundle: DataBundle,
     config: Config,
     info: DistInfo,
     device: torch.device,
     sample_weights: torch.Tensor | None = None,
-) -> tuple[DataLoader, DataLoader, EpochOrder]:
+) -> tuple[DataLoader, DataLoader, ResumableSampler]:
     """Training and validation loaders; the sampler is returned for set_epoch/resume.
-    `sample_weights`: draw training samples with replacement by these weights."""
+    `sample_weights`: draw training samples with replacement by these weights (imbalance.py)."""
     sampler = ResumableSampler(bundle.train, info, config.train.seed, sample_weights)
     batch_size = config.train.batch_size
     if len(sampler.inner) < batch_size:
@@ -295,7 +255,7 @@ def eval_loader(
     """Batches of an evaluation split in order, every sample once across ranks."""
     workers = worker_count(config.data.num_workers, split)
     common = loader_options(workers, device, config.train.seed)
-    sampler = ShardSampler(split, info)
+    sampler = range(info.rank, len(split), info.world_size)  # each sample once across ranks
     batch_size = eval_batch_size(config, split)
     return DataLoader(
         split, batch_size, sampler=sampler, collate_fn=bundle.collate_fn or collate, **common
@@ -307,11 +267,8 @@ EVAL_BATCH_MULTIPLE = 64  # auto: and at most this many training batches' sample
 
 
 def eval_batch_size(config: Config, split: Dataset) -> int:
-    """train.eval_batch_size, or with 0 (auto), for a split held in memory: train.batch_size
-    times the largest power of two up to 64 whose inputs take at most 16 MiB (2048 rows of
-    a table, 1024 images of 32x32; a forward without gradients keeps far fewer activations
-    than a training step, and fewer, larger batches are the same work in less time);
-    train.batch_size for other splits (decoding, not batching, is their cost)."""
+    """train.eval_batch_size; auto (0): for a split in memory, train.batch_size times the
+    largest power of two up to 64 whose inputs fit 16 MiB; else train.batch_size."""
     size = config.train.batch_size
     if config.train.eval_batch_size > 0:
         return config.train.eval_batch_size
@@ -325,19 +282,14 @@ def eval_batch_size(config: Config, split: Dataset) -> int:
 
 
 def in_memory(dataset: Dataset) -> bool:
-    """Whether a split's samples are slices of data held in memory (tensors, token arrays,
-    decoded images), fetched a batch at a time: its `held_in_memory` says so (having
-    __getitems__ is not enough: torch's Subset has one whatever it wraps)."""
+    """Whether a split says (`held_in_memory`) its batches are slices of data in memory."""
     dataset = dataset.dataset if isinstance(dataset, Selection) else dataset  # a fold of cv
     return bool(getattr(dataset, "held_in_memory", False))
 
 
 def worker_count(setting: int | str, dataset: Dataset) -> int:
-    """data.num_workers as a number. "auto": none for data already in memory (`in_memory`:
-    workers would only copy it) or where worker processes cannot start; else one per core this
-    process may use, less one for the main process (the cores are shared by the processes
-    torchrun started on this machine). The count never changes the batches: samples are
-    read by index, and augmentation draws from (seed, epoch, index)."""
+    """data.num_workers as a number; "auto": 0 for data in memory or where workers cannot
+    start, else the usable cores (shared by torchrun's processes here) less one."""
     if setting != "auto":
         return int(setting)
     if in_memory(dataset) or not workers_can_start():
@@ -348,8 +300,7 @@ def worker_count(setting: int | str, dataset: Dataset) -> int:
 
 
 def workers_can_start() -> bool:
-    """Whether DataLoader worker processes can start here: not in a daemonic process (it
-    may not have children), and where the queues they need work (no /dev/shm, say)."""
+    """Not in a daemonic process (it may have no children), and with working queues."""
     if multiprocessing.current_process().daemon:
         return False
     try:

@@ -1,7 +1,5 @@
-"""Synthetic images with a learnable signal, for smoke runs and for datasets without a root.
-
-Everything is generated up front from the seed, so every run (and every DataLoader
-worker) sees exactly the same samples.
+"""Synthetic images with a learnable signal, for smoke runs and datasets without a root:
+generated up front from the seed, so every run and loader worker sees the same samples.
 """
 
 from __future__ import annotations
@@ -28,9 +26,8 @@ class SyntheticOptions(DataConfig):
 
 
 def make_splits(cfg: SyntheticOptions, seed: int) -> tuple[Dataset, Dataset, DataSpec]:
-    """Train and validation splits: each class is a colour tint plus a grating of its own
-    orientation and frequency, at a random phase (so position does not matter), under
-    heavy pixel noise."""
+    """Train and validation splits: each class a colour tint plus a grating of its own angle
+    and frequency, at a random phase (position does not matter), under heavy pixel noise."""
     gen = torch.Generator().manual_seed(seed)
     size, classes = cfg.image_size, cfg.num_classes
     angles = torch.arange(classes) * torch.pi / classes  # (K,)

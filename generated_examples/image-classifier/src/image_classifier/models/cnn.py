@@ -29,9 +29,7 @@ class Options(ModelConfig):
     width: int = option(32, "channels of the first conv block; each block doubles them", low=1)
     depth: int = option(2, "conv blocks, each halving the resolution", low=1)
     dropout: float = option(0.1, "dropout before the linear head", low=0.0, high=1.0)
-    pool_size: int = option(
-        4, "the head sees a pool_size x pool_size grid (1: global pooling)", low=1
-    )
+    pool_size: int = option(4, "the head sees a grid of this side (1: global pooling)", low=1)
 
 
 class ConvBlock(nn.Module):
@@ -69,11 +67,7 @@ class CNN(nn.Module):
         self.features = nn.ModuleList(
             ConvBlock(c_in, c_out) for c_in, c_out in zip(channels[:-1], channels[1:], strict=True)
         )
-        # Adaptive pooling to a small grid, not to one value per channel: the head's size
-        # does not depend on the input resolution, yet it still sees where in the image
-        # each feature is (global pooling throws that away, which costs accuracy whenever
-        # the last features see only part of the object; see the model's docstring).
-        self.pool = nn.AdaptiveAvgPool2d(pool_size)
+        self.pool = nn.AdaptiveAvgPool2d(pool_size)  # any input size; see the module docstring
         head_features = channels[-1] * pool_size * pool_size
         self.classifier = nn.Sequential(nn.Dropout(dropout), nn.Linear(head_features, num_classes))
         self.grad_checkpointing = grad_checkpointing

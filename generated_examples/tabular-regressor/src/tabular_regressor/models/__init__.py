@@ -1,14 +1,9 @@
-"""Model components.
+"""Model components: every module here not starting with "_" is one, with an `Options`
+dataclass (its [model] config keys) and `build(cfg, spec) -> nn.Module`; `model.name` picks.
 
-Every module in this package not starting with "_" is a model component: an `Options`
-dataclass (its [model] config keys) and `build(cfg, spec) -> nn.Module`. `model.name`
-picks one.
-
-A model built from files besides the config (a Hugging Face backbone's folder) can record
-what rebuilding it needs in a `build_state()` method returning plain values; checkpoints
-save that record, and its component's `build(cfg, spec, state)` takes it back, so that
-evaluate, predict and export rebuild the model from the checkpoint alone (its weights
-come from the checkpoint too).
+A model built from files besides the config (a Hugging Face backbone's folder) records what
+rebuilding it needs in a `build_state()` method; checkpoints save it (`model_build`) and
+the component's `build(cfg, spec, state)` takes it back: the checkpoint alone rebuilds it.
 """
 
 from __future__ import annotations
@@ -22,16 +17,14 @@ from ..tasks import DataSpec
 
 
 def build_model(cfg: ModelConfig, spec: DataSpec, state: dict[str, Any] | None = None) -> nn.Module:
-    """The configured model component, built for data described by `spec`; pass a
-    checkpoint's `model_build` (see `build_state`) to rebuild the trained model from it."""
+    """The configured model for data described by `spec` (and a checkpoint's `model_build`)."""
     if state:
         return component("model", cfg.name).build(cfg, spec, state)
     return component("model", cfg.name).build(cfg, spec)
 
 
 def build_state(model: nn.Module) -> dict[str, Any]:
-    """The model's record of what it was built from (its `build_state()`), saved in
-    checkpoints as `model_build`; {} for a model the config alone rebuilds."""
+    """The model's `build_state()`; {} for a model the config alone rebuilds."""
     record = getattr(unwrap(model), "build_state", None)
     return record() if callable(record) else {}
 
