@@ -202,3 +202,18 @@ def test_consolidated_checkpoint_evaluates_in_one_process_to_the_runs_last_loss(
     )  # fmt: skip
     assert again.returncode == 1 and again.stderr.count("\n") == 1, again.stderr
     assert "already exists" in again.stderr
+
+
+@pytest.mark.slow
+def test_a_project_with_every_feature_trains_sharded(full_project: Path, tmp_path: Path) -> None:
+    """Issue 29: `--with` every feature, then `torchrun --nproc_per_node=2 ... train.strategy=
+    fsdp`. The ema feature's average is not sharded: fsdp refuses it, naming the setting
+    that trains without it (train.ema_decay=0)."""
+    out = tmp_path / "all"
+    sets = ["train.strategy=fsdp", "train.max_steps=4", "data.num_samples=64", "model.width=8"]
+    args = [a for s in [*sets, f"train.out_dir={out}"] for a in ("--set", s)]
+    cmd = [sys.executable, *TWO, "-m", "demo_proj", "train", *args]
+    refused = subprocess.run(cmd, cwd=full_project, env=env(full_project), capture_output=True)
+    assert refused.returncode != 0 and b"--set train.ema_decay=0" in refused.stderr
+    run(full_project, [*cmd, "--set", "train.ema_decay=0"])
+    assert (out / "last.dcp").is_dir() and step_of(out / "last.dcp") == 4
