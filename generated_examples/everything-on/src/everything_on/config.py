@@ -102,7 +102,7 @@ class TrainConfig:
     grad_clip: float = option(1.0, "max gradient norm; 0 disables clipping", low=0.0)
     grad_accum_steps: int = option(1, "batches per optimizer step (DDP syncs on the last)", low=1)
     ema_decay: float = option(
-        0.999, "EMA of the weights: decay * average + (1 - decay) * weights", low=0.0, high=1.0
+        0.999, "EMA: decay * average + (1 - decay) * weights (0: no average)", low=0.0, high=1.0
     )
     ema_warmup_steps: int = option(
         10, "EMA warm-up: the decay at update t is min(ema_decay, (1 + t) / (N + t))", low=0
@@ -350,8 +350,11 @@ def _validate(config: Config) -> None:
             "train.nesterov needs train.optimizer=sgd and train.momentum > 0: "
             "--set train.optimizer=sgd --set train.momentum=0.9, or --set train.nesterov=false"
         )
-    if config.train.strategy == "fsdp":  # the average would have to be sharded like the model
-        raise ConfigError("the ema feature does not support train.strategy=fsdp; use ddp")
+    if config.train.strategy == "fsdp" and config.train.ema_decay > 0:  # it is not sharded
+        raise ConfigError(
+            "the ema feature's average does not support train.strategy=fsdp: use ddp, or train "
+            "without it: --set train.ema_decay=0"
+        )
 
 
 def _toml_value(value: Any) -> str:

@@ -13,7 +13,8 @@ on, `ema_state_dict` and `ema_updates` continue the average on resume, exactly).
 
 Under torchrun (DDP) every process holds the same weights after a step, so each keeps
 its own identical average: no communication. FSDP is not supported: the average would
-have to be sharded like the model; train.strategy=fsdp with the ema feature is refused.
+have to be sharded like the model; train.strategy=fsdp is refused unless train.ema_decay=0,
+which trains without an average.
 """
 
 from __future__ import annotations

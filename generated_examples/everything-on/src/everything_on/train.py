@@ -60,7 +60,7 @@ class Run:
     state: ckpt.TrainState
     resumed: bool
     signals: StopSignals  # set by SIGTERM, SIGUSR1 or Ctrl-C; read by the loop at each step
-    ema: WeightAverage  # the averaged weights (train.ema_decay), updated after every step
+    ema: WeightAverage | None  # the average of the weights (train.ema_decay; 0: None)
 
 
 def fit(config: Config, fold: tuple[list[int], list[int]] | None = None) -> dict[str, Any]:
@@ -93,7 +93,8 @@ def train(run: Run, monitor: Monitor) -> dict[str, Any]:
     """The loop; the last validation metrics, the final step and epoch, and `stopped_by`."""
     cfg, state, task, device = run.config.train, run.state, run.task, run.precision.device
     out_dir, accum, patience = run.out_dir, cfg.grad_accum_steps, cfg.early_stopping_patience
-    scored = run.ema.model if cfg.ema_eval else unwrap(run.train_model)  # what evaluation scores
+    use_ema = run.ema is not None and cfg.ema_eval
+    scored = run.ema.model if use_ema else unwrap(run.train_model)  # what evaluation scores
     monitor.record_config(out_dir / "config.toml", to_toml(run.config), run.config.to_dict())
     result: dict[str, Any] = {}
     done = 0 < cfg.max_steps <= state.step  # train.max_steps reached (also: resumed there)
@@ -120,7 +121,8 @@ def train(run: Run, monitor: Monitor) -> dict[str, Any]:
                 continue
             optimizer_step(run.optimizer, run.precision.scaler, cfg.grad_clip)
             run.scheduler.step()
-            run.ema.update()
+            if run.ema is not None:
+                run.ema.update()
             state.step += 1
             monitor.record_step(losses[0] if accum == 1 else torch.stack(losses).mean(), state.step)
             losses = []
@@ -257,7 +259,8 @@ def build_run(
             print(f"resuming from {path} at epoch {state.epoch + 1}, step {state.step}")
             if changes:
                 print(f"resuming with changed settings, applied: {'; '.join(changes)}")
-    ema = WeightAverage(model, config.train, resume[1] if resume else {})  # before DDP wraps it
+    saved_ema = resume[1] if resume else {}  # the average is built before DDP wraps the model
+    ema = WeightAverage(model, config.train, saved_ema) if config.train.ema_decay > 0 else None
     return Run(
         config=config,
         task=task,
@@ -323,7 +326,8 @@ def save(run: Run, stem: str) -> None:
     )
     weights = run.task.class_weights  # train.class_weights: evaluate uses them too
     state["class_weights"] = None if weights is None else weights.cpu()
-    state.update(run.ema.state_dict())  # the average goes on exactly where it was on resume
+    if run.ema is not None:  # the average goes on exactly where it was on resume
+        state.update(run.ema.state_dict())
     if fsdp:
         save_sharded(path, run.model, run.optimizer, state, run.info)
     elif run.info.is_main:
