@@ -29,7 +29,8 @@ A second part times the 2M-row numeric CSV end to end: `train --set train.max_st
 of a tabular-classification project (read, fit, encode, one step, one validation pass
 over the 400,000 held-out rows, checkpoints) against
 `python -c "import torch, pandas; pandas.read_csv(FILE)"`, alternating, with each
-process's peak RSS (GNU time's %M, in MiB).
+process's peak RSS (GNU time's %M, in MiB) and CPU time (%U + %S: on a shared machine it
+moves less than the wall time).
 
     PYTHONPATH=src python bench/bench_side_by_side.py --json bench/bench_side_by_side.json
 """
@@ -190,18 +191,21 @@ def write_texts(path: Path, count: int) -> Path:
 
 
 def timed_run(args: list[str], cwd: Path, env: dict[str, str]) -> dict[str, Any]:
-    """Wall time of a process, the time of each validation line, and its peak RSS (GNU
-    time's, the child of a small process: a child forked from this one would start with
-    this process's peak, which ru_maxrss keeps across exec)."""
+    """Wall time of a process, the time of each validation line, its peak RSS and its CPU
+    time (user + system: moves less than wall time with other load) from GNU time, the
+    child of a small process (a child forked from this one would start with this
+    process's peak, which ru_maxrss keeps across exec)."""
     with tempfile.NamedTemporaryFile("r") as peak:
         start = time.perf_counter()
-        command = ["/usr/bin/time", "-o", peak.name, "-f", "%M", *args]
+        command = ["/usr/bin/time", "-o", peak.name, "-f", "%M %U %S", *args]
         proc = subprocess.Popen(command, cwd=cwd, env=env, stdout=subprocess.PIPE, text=True)
         marks = [time.perf_counter() - start for line in proc.stdout if "num_samples" in line]
         if proc.wait() != 0:
             raise RuntimeError(f"{args} failed ({proc.returncode})")
         whole = time.perf_counter() - start
-        return {"whole": whole, "marks": marks, "peak_mb": int(peak.read().split()[-1]) / 1024}
+        kib, user, system = peak.read().split()[-3:]
+        cpu = float(user) + float(system)
+        return {"whole": whole, "marks": marks, "peak_mb": int(kib) / 1024, "cpu": cpu}
 
 
 def epoch_stats(run: dict[str, Any]) -> dict[str, float]:
@@ -246,10 +250,9 @@ def two_million(where: Path, repeats: int) -> dict[str, Any]:
             order = [("generated", generated), ("pandas", pandas)]
             for who, command in order if repeat % 2 == 0 else order[::-1]:
                 run = timed_run(command, project, env)
-                runs[who].append({"whole": run["whole"], "peak_mb": run["peak_mb"]})
-    ratios = [
-        g["whole"] / p["whole"] for g, p in zip(runs["generated"], runs["pandas"], strict=True)
-    ]
+                runs[who].append({key: run[key] for key in ("whole", "peak_mb", "cpu")})
+    pairs = list(zip(runs["generated"], runs["pandas"], strict=True))
+    ratios = [g["whole"] / p["whole"] for g, p in pairs]
     best = {who: min(r["whole"] for r in found) for who, found in runs.items()}
     return {
         "file_mb": data.stat().st_size / 2**20,
@@ -257,6 +260,7 @@ def two_million(where: Path, repeats: int) -> dict[str, Any]:
         "ratio_median": statistics.median(ratios),
         "ratios": ratios,
         "ratio_best": best["generated"] / best["pandas"],
+        "cpu_ratio_median": statistics.median(g["cpu"] / p["cpu"] for g, p in pairs),
     }
 
 
@@ -329,10 +333,14 @@ def main() -> None:
             print(
                 f"2M rows ({big['file_mb']:.0f} MiB): generated / pandas read = "
                 f"{big['ratio_median']:.2f}x median of pairs, {big['ratio_best']:.2f}x best "
-                f"of each (pairs: {[round(r, 2) for r in big['ratios']]})"
+                f"of each (pairs: {[round(r, 2) for r in big['ratios']]}); CPU time "
+                f"{big['cpu_ratio_median']:.2f}x"
             )
             for who, runs in big["runs"].items():
-                print(who, [(round(r["whole"], 2), round(r["peak_mb"])) for r in runs])
+                print(
+                    who,
+                    [(round(r["whole"], 2), round(r["peak_mb"]), round(r["cpu"], 2)) for r in runs],
+                )
     write_json(args.json, payload)
 
 

@@ -85,6 +85,48 @@ def test_statistics_summed_a_block_at_a_time_are_torchs_over_the_column(tmp_path
     assert column["missing"] and len(bundle.train) == len(train)
     assert math.isclose(column["mean"], float(values.mean()), rel_tol=1e-13)
     assert math.isclose(column["std"], float(values.std()), rel_tol=1e-13)
+
+
+def test_later_blocks_widen_columns_and_outgrow_the_first_blocks_guess(tmp_path: Path) -> None:
+    # Long rows first (more than one 512 KB block), then short ones: the columns' memory,
+    # sized from the first block, must grow. Past the first block an integer column gets
+    # a decimal (read again as floats) and another words (read again as text: a
+    # category). Every row is read, each value as written.
+    long, short = 24_000, 150_000
+    i = [str(k) for k in range(long)] + [str(k % 10) for k in range(short)]
+    i[long + 90_000] = "2.5"
+    w = [str(k % 7) for k in range(long + short)]
+    w[long + 100_000 :: 1000] = ["seven"] * len(w[long + 100_000 :: 1000])
+    pad = [str(10**11 + k) for k in range(long)] + ["1"] * short
+    lines = ["i,w,pad,y", *(f"{{a}},{{b}},{{c}},{{k % 3}}" for k, (a, b, c) in enumerate(zip(i, w, pad)))]
+    (tmp_path / "t.csv").write_text("\\n".join(lines) + "\\n")
+    bundle = build_data(Options(name="csv", root=str(tmp_path / "t.csv")), seed=0)
+    rows = long + short
+    assert len(bundle.train) + len(bundle.val) == rows
+    kinds = {{column["name"]: column["kind"] for column in bundle.state["columns"]}}
+    assert kinds == {{"i": "numeric", "w": "categorical", "pad": "numeric"}}
+    train, _ = hold_out(rows, Options.val_fraction)
+    for name, cells in (("i", i), ("pad", pad)):
+        values = torch.tensor([float(cell) for cell in cells], dtype=torch.float64)[train]
+        (column,) = [c for c in bundle.state["columns"] if c["name"] == name]
+        assert math.isclose(column["mean"], float(values.mean()), rel_tol=1e-12)
+        assert math.isclose(column["std"], float(values.std()), rel_tol=1e-9)  # pooled blocks
+
+
+def test_reading_a_table_does_not_import_pandas(tmp_path: Path) -> None:
+    # pyarrow's to_numpy and pa.array import pandas where it is installed (~0.25 s); the
+    # numbers and the classes are read from Arrow's buffers instead.
+    import subprocess
+    import sys
+
+    lines = ["a,b,y", *(f"{{k * 0.5}},{{'' if k % 9 == 0 else k}},{{'xyz'[k % 3]}}" for k in range(5000))]
+    (tmp_path / "t.csv").write_text("\\n".join(lines) + "\\n")
+    code = (
+        "import sys; from tables.data import build_data; from tables.data.csv import Options; "
+        "build_data(Options(name='csv', root=sys.argv[1]), seed=0); print('pandas' in sys.modules)"
+    )
+    found = subprocess.run([sys.executable, "-c", code, str(tmp_path / "t.csv")], capture_output=True, text=True)
+    assert found.stdout.strip() == "False", found.stderr[-2000:]
 """
 
 
