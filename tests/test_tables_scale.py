@@ -98,7 +98,8 @@ def test_later_blocks_widen_columns_and_outgrow_the_first_blocks_guess(tmp_path:
     w = [str(k % 7) for k in range(long + short)]
     w[long + 100_000 :: 1000] = ["seven"] * len(w[long + 100_000 :: 1000])
     pad = [str(10**11 + k) for k in range(long)] + ["1"] * short
-    lines = ["i,w,pad,y", *(f"{{a}},{{b}},{{c}},{{k % 3}}" for k, (a, b, c) in enumerate(zip(i, w, pad)))]
+    rows_of = enumerate(zip(i, w, pad))
+    lines = ["i,w,pad,y", *(f"{{a}},{{b}},{{c}},{{k % 3}}" for k, (a, b, c) in rows_of)]
     (tmp_path / "t.csv").write_text("\\n".join(lines) + "\\n")
     bundle = build_data(Options(name="csv", root=str(tmp_path / "t.csv")), seed=0)
     rows = long + short
@@ -119,13 +120,15 @@ def test_reading_a_table_does_not_import_pandas(tmp_path: Path) -> None:
     import subprocess
     import sys
 
-    lines = ["a,b,y", *(f"{{k * 0.5}},{{'' if k % 9 == 0 else k}},{{'xyz'[k % 3]}}" for k in range(5000))]
+    cells = (f"{{k * 0.5}},{{'' if k % 9 == 0 else k}},{{'xyz'[k % 3]}}" for k in range(5000))
+    lines = ["a,b,y", *cells]
     (tmp_path / "t.csv").write_text("\\n".join(lines) + "\\n")
     code = (
         "import sys; from tables.data import build_data; from tables.data.csv import Options; "
         "build_data(Options(name='csv', root=sys.argv[1]), seed=0); print('pandas' in sys.modules)"
     )
-    found = subprocess.run([sys.executable, "-c", code, str(tmp_path / "t.csv")], capture_output=True, text=True)
+    command = [sys.executable, "-c", code, str(tmp_path / "t.csv")]
+    found = subprocess.run(command, capture_output=True, text=True)
     assert found.stdout.strip() == "False", found.stderr[-2000:]
 """
 
