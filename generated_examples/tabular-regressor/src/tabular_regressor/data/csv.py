@@ -48,7 +48,7 @@ import re
 import sys
 import time
 from collections import Counter
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -67,6 +67,11 @@ from ._synthetic import SyntheticOptions, make_splits
 
 MIN_CATEGORY_COUNT = 2  # a category seen once cannot be learned: it counts as unknown
 BLOCK_ROWS = 1 << 16  # rows worked on at a time: a column's temporaries stay < 1 MB each
+# pyarrow's message for a cell its column's type cannot hold ("Row #N: " on one thread)
+CONVERSION_ERROR = r"In CSV column #(\d+): (?:Row #\d+: )?CSV conversion error to (\w+)"
+# bytes pyarrow parses at a time: at 2M rows 512 KB takes ~10% less CPU than 256 KB at the
+# same peak memory; 1 MB, no less CPU and a peak 20-40 MB higher (pyarrow's read-ahead)
+CSV_BLOCK = 1 << 19
 
 
 @dataclass
@@ -96,16 +101,25 @@ class Options(SyntheticOptions):
 class Table:
     """Rows of a table file: `columns` holds all the file's rows, one Arrow array per column
     (numbers where every cell is one, else text), and `index` which of them, in order. The
-    subsets of one file share `columns`."""
+    subsets of one file share `columns`, `numbers` and `codes`."""
 
     path: Path
     header: list[str]
     columns: dict[str, pa.ChunkedArray]
-    index: np.ndarray | None = None  # (N,) rows of `columns` (int32 if they fit); None: all
+    # (N,) rows of `columns` (int32 if they fit), a slice of consecutive ones, or None: all
+    index: np.ndarray | slice | None = None
+    # the number columns as float64 arrays (missing: NaN), in the memory of their `columns`
+    numbers: dict[str, np.ndarray] = field(default_factory=dict)
+    codes: dict[str, tuple[np.ndarray, list[str]]] = field(default_factory=dict)  # label_codes
     rows: int = field(init=False)  # len(): also once encoding has let columns go
 
     def __post_init__(self) -> None:
-        self.rows = len(self.columns[self.header[0]]) if self.index is None else len(self.index)
+        if self.index is None:
+            self.rows = len(self.columns[self.header[0]])
+        elif isinstance(self.index, slice):
+            self.rows = self.index.stop - self.index.start
+        else:
+            self.rows = len(self.index)
 
     def __len__(self) -> int:
         return self.rows
@@ -113,24 +127,59 @@ class Table:
     def column(self, name: str) -> pa.ChunkedArray:
         """One column of the rows, gathered only now: a subset costs one index array."""
         column = self.columns[name]
+        if isinstance(self.index, slice):
+            return column.slice(self.index.start, self.rows)  # no copy
         return column if self.index is None else column.take(self.index)
 
-    def subset(self, keep: Iterable[int] | torch.Tensor) -> Table:
-        rows = np.asarray(keep)  # (M,)
-        index = rows if self.index is None else self.index[rows]
-        if len(index) and int(index.max()) < 2**31:
-            index = index.astype(np.int32)  # half the memory of int64
-        return Table(self.path, self.header, self.columns, index)
+    def values(self, name: str) -> torch.Tensor:
+        """(N,) float64: a number column's cells of the rows (missing: NaN), a new tensor."""
+        numbers = torch.from_numpy(self.numbers[name])  # (all rows,)
+        if isinstance(self.index, np.ndarray):
+            return numbers.index_select(0, torch.from_numpy(self.index))
+        return (numbers if self.index is None else numbers[self.index]).clone()
+
+    def whole(self) -> Table:
+        """All the rows of the file."""
+        return Table(self.path, self.header, self.columns, None, self.numbers, self.codes)
+
+    def rows_of(self, x: torch.Tensor) -> torch.Tensor:
+        """The rows' rows of a tensor over all the file's rows (a new one for a subset;
+        numpy's take: twice as fast as torch's index_select for rows of a few floats)."""
+        if isinstance(self.index, np.ndarray):
+            return torch.from_numpy(np.take(x.numpy(), self.index, axis=0))
+        return x if self.index is None else x[self.index].clone()
+
+    def of(self, values: np.ndarray) -> np.ndarray:
+        """The rows' entries of an array over all the file's rows (a slice's: a view)."""
+        return values if self.index is None else values[self.index]
+
+    def subset(self, keep: Iterable[int] | torch.Tensor | slice) -> Table:
+        """The rows at positions `keep` of these rows; a slice of them costs no index array."""
+        start = self.index.start if isinstance(self.index, slice) else 0
+        if isinstance(keep, slice):  # consecutive rows
+            if isinstance(self.index, np.ndarray):
+                index = self.index[keep]  # a view
+            else:
+                index = slice(start + keep.start, start + keep.stop)
+        else:
+            rows = np.asarray(keep)  # (M,)
+            index = self.index[rows] if isinstance(self.index, np.ndarray) else rows + start
+            if len(index) and int(index.max()) < 2**31:
+                index = index.astype(np.int32)  # half the memory of int64
+        return Table(self.path, self.header, self.columns, index, self.numbers, self.codes)
 
     def blocks(self) -> Iterator[tuple[int, Table]]:
         """The rows BLOCK_ROWS at a time, each with the position of its first row."""
         for start in range(0, len(self), BLOCK_ROWS):
-            yield start, self.subset(np.arange(start, min(start + BLOCK_ROWS, len(self))))
+            yield start, self.subset(slice(start, min(start + BLOCK_ROWS, len(self))))
             release_memory()  # the block's temporaries, before the next block's
 
     def where(self, row: int) -> str:
         """ "file:line" of one row, for messages (a CSV file is read again to count lines)."""
-        position = row if self.index is None else int(self.index[row])
+        if isinstance(self.index, np.ndarray):
+            position = int(self.index[row])
+        else:
+            position = row + (self.index.start if isinstance(self.index, slice) else 0)
         if self.path.suffix.lower() != ".csv":
             return f"{self.path} (row {position + 1})"
         return f"{self.path}:{next(itertools.islice(csv_lines(self.path), position, None))}"
@@ -158,13 +207,16 @@ def read_table(
     text = {raw for raw, name in zip(header, names, strict=True) if name in text}
     ignore = {raw for raw, name in zip(header, names, strict=True) if name in set(ignore)}
     if parquet:
-        columns = read_parquet(path, text, ignore)
+        columns, numbers = read_parquet(path, text, ignore)
     else:
-        columns = read_csv(path, header, na_values, text)
+        columns, numbers = read_csv(path, header, na_values, text)
     release_memory()  # the parser's buffers
     if len(columns[0]) == 0:
         raise ConfigError(f"{path} needs a header row and at least one data row")
-    return Table(path, names, dict(zip(names, columns, strict=True)))
+    named = {
+        name: values for name, values in zip(names, numbers, strict=True) if values is not None
+    }
+    return Table(path, names, dict(zip(names, columns, strict=True)), numbers=named)
 
 
 def check_delimiter(path: Path, names: list[str]) -> None:
@@ -201,31 +253,39 @@ def csv_header(path: Path) -> list[str]:
 
 def read_csv(
     path: Path, header: list[str], na_values: list[str], text: set[str]
-) -> list[pa.ChunkedArray]:
-    """The columns of a CSV file, parsed by pyarrow a block at a time. Each column's type is
-    guessed from the first block; when a later cell does not fit, the file is read again
-    with that column wider (integers, then floats, then text)."""
+) -> tuple[list[pa.ChunkedArray], list[np.ndarray | None]]:
+    """The columns of a CSV file, parsed by pyarrow a block at a time (see `gather`). Each
+    column's type is guessed from the first block, then the file is read with those types
+    given (pyarrow parses ~25% faster than while it guesses); when a later cell does not
+    fit, the file is read again with that column wider (integers, then floats, then text)."""
     types = {name: pa.string() for name in text}
-    rows = line_breaks(path) + 1  # at least the number of rows
-    convert = pa_csv.ConvertOptions(
-        column_types=types,
-        null_values=na_values,
-        strings_can_be_null=True,
-        quoted_strings_can_be_null=True,
-    )
+    size = path.stat().st_size
     parse = pa_csv.ParseOptions(newlines_in_values=True, invalid_row_handler=skip_blank_rows)
-    # 256 KB blocks: pyarrow's read-ahead holds ~9 MB (40 MB at 1 MB blocks), as fast
-    blocks = pa_csv.ReadOptions(block_size=1 << 18)
+    blocks = pa_csv.ReadOptions(block_size=CSV_BLOCK)
+
+    def expect(first: int) -> int:  # the rows: the first block's, times the blocks, +25%
+        return first * (5 * size // CSV_BLOCK + 4) // 4
+
     while True:
+        convert = pa_csv.ConvertOptions(  # anew each time: it copies `types`, widened below
+            column_types=types,
+            null_values=na_values,
+            strings_can_be_null=True,
+            quoted_strings_can_be_null=True,
+        )
         held = sys.getrefcount(skip_blank_rows)
         try:
             reader = pa_csv.open_csv(path, blocks, parse, convert)
             try:
-                columns, odd = gather(reader, reader.schema, rows)
+                guessed = {f.name: f.type for f in reader.schema if f.name not in types}
+                if guessed:  # from the first block: read again with the types given
+                    types.update(guessed)
+                    continue
+                columns, numbers, odd = gather(reader, reader.schema, expect)
             finally:  # stops its read-ahead thread, also after an error (else: abort at exit)
                 reader.close()
         except pa.ArrowInvalid as exc:
-            found = re.match(r"In CSV column #(\d+): CSV conversion error to (\w+)", str(exc))
+            found = re.match(CONVERSION_ERROR, str(exc))
             if found is None or found[2] == "string":
                 let_go(skip_blank_rows, held)  # the error may end the process right away
                 raise csv_error(path, exc) from None
@@ -233,7 +293,7 @@ def read_csv(
             types[header[int(found[1])]] = wider
             continue
         if not odd:
-            return columns
+            return columns, numbers
         types.update({name: pa.string() for name in odd})  # dates, true/false, inf: as written
 
 
@@ -247,53 +307,88 @@ def let_go(handler: Any, references: int) -> None:
         time.sleep(0.001)
 
 
-def line_breaks(path: Path) -> int:
-    """How many line breaks (\\n, \\r) a file holds: its rows are at most one more."""
-    count = 0
-    with open(path, "rb") as handle:
-        while block := handle.read(1 << 20):
-            count += block.count(b"\n") + block.count(b"\r")
-    return count
-
-
 def gather(
-    batches: Iterable[pa.RecordBatch], schema: pa.Schema, rows: int
-) -> tuple[list[pa.ChunkedArray], list[str]]:
-    """The columns of a file read a batch at a time, and the names of those to read again
-    as text (dates, true/false, "inf": cells that are not finite numbers). A number column
-    is written in place into one float64 array (a missing cell: NaN, read back as null) in
-    an anonymous memory map of `rows` cells, at least the file's rows: the pages past its
+    batches: Iterable[pa.RecordBatch], schema: pa.Schema, expect: Callable[[int], int]
+) -> tuple[list[pa.ChunkedArray], list[np.ndarray | None], list[str]]:
+    """The columns of a file read a batch at a time, each number column also as its float64
+    array (missing: NaN; None for text), and the names of those to read again as text
+    (dates, true/false, "inf": cells that are not finite numbers). A number column is
+    written in place into an anonymous memory map of `expect(n)` cells, n the first batch's
+    rows (one that falls short is copied into a map twice the size): the pages past the
     end are never written and cost nothing, and the whole map goes back to the system when
     the column is let go (memory freed inside a heap may stay with the process)."""
-    numbers = {
-        field.name: np.frombuffer(mmap.mmap(-1, 8 * rows), np.float64)  # (rows,)
-        for field in schema
-        if not pa.types.is_string(field.type)
-    }
-    text: dict[str, list[pa.Array]] = {f.name: [] for f in schema if f.name not in numbers}
+    numbers: dict[str, np.ndarray] = {}  # (capacity,) each
+    text: dict[str, list[pa.Array]] = {f.name: [] for f in schema if pa.types.is_string(f.type)}
     odd, n = set(), 0
     for batch in batches:
+        end = n + batch.num_rows
         for name, cells in zip(schema.names, batch.columns, strict=True):
             if name in text:
                 text[name].append(cells)
-            elif pa.types.is_null(cells.type):
-                numbers[name][n : n + len(cells)] = np.nan
-            elif not reads_as_numbers(cells):
+                continue
+            if name not in numbers:
+                numbers[name] = memory_map(max(expect(batch.num_rows), end))
+            elif end > len(numbers[name]):
+                numbers[name] = memory_map(max(2 * len(numbers[name]), end), numbers[name][:n])
+            if not write_numbers(cells, numbers[name][n:end]):
                 odd.add(name)
-            else:
-                numbers[name][n : n + len(cells)] = cells.to_numpy(zero_copy_only=False)
-        n += batch.num_rows
-    columns = [
-        (
-            pa.chunked_array(
-                [pa.concat_arrays(text[name]) if text[name] else pa.array([], pa.string())]
-            )
-            if name in text
-            else pa.chunked_array([pa.array(numbers[name][:n], from_pandas=True)])
-        )  # no copy
-        for name in schema.names
-    ]
-    return columns, sorted(odd)
+        n = end
+    columns, arrays = [], []
+    for name in schema.names:
+        if name in text:
+            cells = pa.concat_arrays(text[name]) if text[name] else pa.array([], pa.string())
+            columns.append(pa.chunked_array([cells]))
+            arrays.append(None)
+        else:
+            values = numbers[name][:n] if name in numbers else np.empty(0)
+            columns.append(pa.chunked_array([arrow_numbers(values)]))
+            arrays.append(values)
+    return columns, arrays, sorted(odd)
+
+
+# private pages fault in faster than shared ones (~25%); Windows has neither
+PRIVATE = {"flags": mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS} if hasattr(mmap, "MAP_PRIVATE") else {}
+
+
+def memory_map(rows: int, start: np.ndarray | None = None) -> np.ndarray:
+    """(rows,) float64 in an anonymous memory map, beginning with `start`'s values."""
+    values = np.frombuffer(mmap.mmap(-1, 8 * max(rows, 1), **PRIVATE), np.float64)[:rows]
+    if start is not None:
+        values[: len(start)] = start
+    return values
+
+
+NUMPY_TYPES = {
+    getattr(pa, name)(): np.dtype(name)
+    for name in ("int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64")
+    + ("float16", "float32", "float64")
+}
+
+
+def write_numbers(cells: pa.Array, out: np.ndarray) -> bool:
+    """Writes a batch's cells of a number column into `out` (missing: NaN); False when
+    one is not what `to_number` makes of a cell: pyarrow also reads "inf", true/false and
+    dates."""
+    if pa.types.is_null(cells.type):
+        out[:] = np.nan
+        return True
+    if cells.type not in NUMPY_TYPES:
+        return False
+    values, present = arrow_values(cells)
+    out[:] = values
+    if present is not True:
+        out[~present] = np.nan
+    finite = np.count_nonzero(np.isfinite(out))
+    return not pa.types.is_floating(cells.type) or finite == len(cells) - cells.null_count
+
+
+def arrow_numbers(values: np.ndarray) -> pa.Array:
+    """A float64 array as an Arrow array, NaN as missing, on the same memory (pyarrow's
+    from_pandas would import pandas)."""
+    missing = np.isnan(values)
+    count = int(np.count_nonzero(missing))
+    valid = pa.py_buffer(np.packbits(~missing, bitorder="little")) if count else None
+    return pa.Array.from_buffers(pa.float64(), len(values), [valid, pa.py_buffer(values)], count)
 
 
 def skip_blank_rows(row: Any) -> str:
@@ -342,7 +437,7 @@ def parquet_header(path: Path) -> list[str]:
 
 def read_parquet(
     path: Path, text: set[str], ignore: set[str] = frozenset()
-) -> list[pa.ChunkedArray]:
+) -> tuple[list[pa.ChunkedArray], list[np.ndarray | None]]:
     """The columns of a Parquet file, a batch at a time, NaN as missing like null; columns
     of other types than numbers and text (dates, true/false), and the `text` ones, as text.
     A column of nested cells (struct, list, map) is an error unless it is in `ignore`; then
@@ -362,9 +457,11 @@ def read_parquet(
     while True:
         fields = [pa.field(f.name, pa.string() if f.name in text else f.type) for f in schema]
         batches = (as_text(batch, text, set(nested)) for batch in parquet.iter_batches(1 << 16))
-        columns, odd = gather(batches, pa.schema(fields), parquet.metadata.num_rows)
+        columns, numbers, odd = gather(
+            batches, pa.schema(fields), lambda _: parquet.metadata.num_rows
+        )
         if not odd:
-            return columns
+            return columns, numbers
         text |= set(odd)  # "inf" as written
 
 
@@ -408,6 +505,8 @@ def to_number(cell: str) -> float | None:
 def text_cells(column: pa.ChunkedArray, na_values: Iterable[str] = ()) -> pa.ChunkedArray:
     """A column's cells as stripped text; missing ones (null, or in `na_values`) are null."""
     text = pc.utf8_trim_whitespace(pc.cast(column, pa.string()))
+    if not na_values:
+        return text
     missing = pc.is_in(text, value_set=pa.array(list(na_values), pa.string()))
     return pc.if_else(missing, None, text)
 
@@ -442,6 +541,53 @@ def is_missing(column: pa.ChunkedArray, na_values: Iterable[str]) -> np.ndarray:
     return cells.is_null().to_numpy(zero_copy_only=False)
 
 
+def missing_cells(table: Table, name: str, na_values: Iterable[str]) -> np.ndarray:
+    """(N,) True where a cell of the column is missing in the rows, a block at a time."""
+    if name in table.numbers:
+        return np.isnan(table.of(table.numbers[name]))
+    return np.concatenate([is_missing(part.column(name), na_values) for _, part in table.blocks()])
+
+
+def label_codes(table: Table, name: str) -> tuple[np.ndarray, list[str]]:
+    """A text column's distinct cells (stripped), and the code of each of the file's rows
+    among them, (rows,) int32 (-1: missing): worked out once, over the file's rows a block
+    at a time (no row is gathered; only the distinct cells are stripped), for all its
+    subsets."""
+    if name not in table.codes:
+        column = table.columns[name]
+        blocks = [column.slice(start, BLOCK_ROWS) for start in range(0, len(column), BLOCK_ROWS)]
+        found = pa.chunked_array([pc.unique(block) for block in blocks], column.type)
+        cells = pc.unique(found).drop_null()  # (C,) as written
+        stripped = text_cells(cells)  # (C,)
+        labels = pc.unique(stripped)  # (K,)
+        lookup = np.append(arrow_values(pc.index_in(stripped, value_set=labels))[0], -1)
+        codes, done = np.empty(len(column), np.int32), 0
+        for block in blocks:
+            for chunk in pc.index_in(block, value_set=cells).chunks:
+                index, present = arrow_values(chunk)  # (n,) into `cells`
+                codes[done : done + len(chunk)] = lookup[np.where(present, index, -1)]
+                done += len(chunk)
+        release_memory()
+        table.codes[name] = codes, labels.to_pylist()
+    return table.codes[name]
+
+
+def arrow_values(cells: pa.Array) -> tuple[np.ndarray, np.ndarray | bool]:
+    """A fixed-width Arrow array's values (a view of its buffer: any value where missing)
+    and where they are present (True: everywhere), read from its buffers: pyarrow's own
+    to_numpy imports pandas where it is installed (~0.25 s)."""
+    kind = NUMPY_TYPES[cells.type]
+    if len(cells) == 0:
+        return np.empty(0, kind), True
+    validity, data = cells.buffers()[:2]
+    values = np.frombuffer(data, kind, len(cells), cells.offset * kind.itemsize)
+    if not cells.null_count:
+        return values, True
+    bits = np.frombuffer(validity, np.uint8)
+    present = np.unpackbits(bits, count=cells.offset + len(cells), bitorder="little")
+    return values, present[cells.offset :].view(bool)
+
+
 def to_tensor(values: pa.ChunkedArray) -> torch.Tensor:
     """A column without nulls as a tensor, copied only where Arrow's buffer is read-only."""
     return torch.from_numpy(np.require(values.to_numpy(zero_copy_only=False), requirements="W"))
@@ -459,9 +605,7 @@ def require_columns(table: Table, names: list[str], what: str) -> None:
 def drop_missing_targets(table: Table, target: str, na_values: Iterable[str]) -> Table:
     """The rows whose target is present; the number dropped is printed."""
     require_columns(table, [target], "data.target")
-    missing = np.concatenate(
-        [is_missing(part.column(target), na_values) for _, part in table.blocks()]
-    )
+    missing = missing_targets(table, target, na_values)  # (N,)
     if not missing.any():
         return table
     if missing.all():
@@ -519,7 +663,7 @@ def fit_column(table: Table, name: str, cfg: Options) -> dict[str, Any] | None:
     same cell in every row, missing cells counting as one value). A column read as numbers
     is summed a block of rows at a time: no copy of the whole column."""
     if name not in cfg.categorical and is_numbers(table.columns[name]):
-        return fit_numeric((part.column(name) for _, part in table.blocks()), name)
+        return fit_numeric((part.values(name) for _, part in table.blocks()), name)
     column = table.column(name)
     values, bad = as_numbers(column, cfg.na_values)  # (N,) float64, missing: null
     if name in cfg.categorical or bad:
@@ -536,23 +680,22 @@ def fit_column(table: Table, name: str, cfg: Options) -> dict[str, Any] | None:
                 "if it is an id or free text, add it to data.ignore"
             )
         return {**summary, "kind": "categorical", "categories": sorted(kept)}
-    return fit_numeric([values], name)
+    return fit_numeric([to_tensor(pc.fill_null(values, math.nan))], name)
 
 
-def fit_numeric(blocks: Iterable[pa.ChunkedArray], name: str) -> dict[str, Any] | None:
+def fit_numeric(blocks: Iterable[torch.Tensor], name: str) -> dict[str, Any] | None:
     """A numeric column's mean and std (torch float64 over the present values, in row
-    order) from its values (missing: null) a block of rows at a time; None when the column
-    has one value and no missing cell, or none at all."""
+    order) from its values (float64, missing: NaN) a block of rows at a time; None when the
+    column has one value and no missing cell, or none at all."""
     missing, low, high, parts = False, math.inf, -math.inf, []
     for values in blocks:
-        values = pc.cast(values, pa.float64())
-        missing |= values.null_count > 0
-        present = values.drop_null()  # (n,)
+        absent = values.isnan()  # (n,)
+        present = values[~absent] if bool(absent.any()) else values  # (m,)
+        missing |= len(present) < len(values)
         if len(present) == 0:
             continue
-        span = pc.min_max(present).as_py()
-        low, high = min(low, span["min"]), max(high, span["max"])
-        parts.append(moments(to_tensor(present)))
+        low, high = min(low, float(present.min())), max(high, float(present.max()))
+        parts.append(moments(present))
     if not parts or (low == high and not missing):
         return None
     mean, std = pooled(parts)
@@ -618,21 +761,29 @@ def fit_state(table: Table, target: str, cfg: Options) -> dict[str, Any]:
     return {**schema, **fit_target(table, target), "features": feature_names(schema)}
 
 
-def encode_numeric(
-    cells: pa.ChunkedArray, column: dict[str, Any], table: Table, na: list[str], out: torch.Tensor
-) -> None:
-    """Writes into `out` (1 or 2, N) the standardised values and the missing indicator."""
+def numeric_values(table: Table, name: str, na: list[str]) -> torch.Tensor:
+    """(N,) float64, missing: NaN: a numeric column's values in the rows (a new tensor); a
+    cell that is not a number is an error naming its line."""
+    if name in table.numbers:
+        return table.values(name)
+    cells = table.column(name)
     values, bad = as_numbers(cells, na)  # (N,) float64, missing: null
     if bad:
         row, cell = first_row(cells, bad)
         raise ConfigError(
-            f"{table.where(row)}: column {column['name']!r} is not a number ({cell!r}); "
+            f"{table.where(row)}: column {name!r} is not a number ({cell!r}); "
             "it is numeric in the training split"
         )
-    scaled = to_tensor(pc.fill_null(values, column["mean"]))  # (N,) float64
-    out[0] = scaled.sub_(column["mean"]).div_(column["std"])  # in place: no copies
+    return to_tensor(pc.fill_null(values, math.nan))
+
+
+def encode_numeric(values: torch.Tensor, column: dict[str, Any], out: torch.Tensor) -> None:
+    """Writes into `out` (1 or 2, N) the standardised values (N,) (float64, missing: NaN;
+    changed in place: no copies) and the missing indicator."""
+    missing = values.isnan()  # (N,)
+    out[0] = values.masked_fill_(missing, column["mean"]).sub_(column["mean"]).div_(column["std"])
     if column["missing"]:
-        out[1] = to_tensor(values.is_null())
+        out[1] = missing
 
 
 def encode_categorical(
@@ -658,13 +809,30 @@ def encode_features(table: Table, schema: dict[str, Any]) -> torch.Tensor:
 def encode_splits(
     tables: list[Table], schema: dict[str, Any], release: bool = True
 ) -> list[torch.Tensor]:
-    """The model inputs (N, F) of each table, encoded column by column into a (F, N) tensor
-    (a column's features are rows: pages are written as they are needed) and transposed at
-    the end; with `release` each column is let go (from every table sharing it) once
-    encoded, so memory holds the file's columns or the inputs, hardly both."""
+    """The model inputs (N, F) of each table. Subsets of one file (the held-out splits)
+    are encoded together over the file's rows, in its order (no column is gathered a row
+    at a time), and each takes its rows of that (N, F) tensor, 4F bytes a row; unless a
+    numeric column is text in some table: then each table is encoded in its own order (so
+    an error names the same bad cell as ever). With `release` each column is let go (from
+    every table sharing it) once encoded, so memory holds the file's columns or the
+    inputs, hardly both."""
     names = [column["name"] for column in schema["columns"]]
     for table in tables:
         require_columns(table, names, "used in training")
+    numeric = [column["name"] for column in schema["columns"] if column["kind"] == "numeric"]
+    if any(name not in table.numbers for table in tables for name in numeric):
+        return encode_columns(tables, schema, release)
+    files = {id(table.columns): table.whole() for table in tables}  # one Table per file
+    encoded = dict(zip(files, encode_columns(list(files.values()), schema, release), strict=True))
+    return [table.rows_of(encoded[id(table.columns)]) for table in tables]
+
+
+def encode_columns(
+    tables: list[Table], schema: dict[str, Any], release: bool
+) -> list[torch.Tensor]:
+    """The model inputs (N, F) of each table, encoded column by column into a (F, N) tensor
+    (a column's features are rows: pages are written as they are needed) and transposed at
+    the end; with `release` each column is let go once encoded."""
     na = list(schema["na_values"])
     widths = [feature_width(column) for column in schema["columns"]]
     inputs = [torch.empty(sum(widths), len(table)) for table in tables]  # (F, N) each
@@ -674,9 +842,10 @@ def encode_splits(
         if release:
             for table in tables:
                 table.columns.pop(column["name"], None)
+                table.numbers.pop(column["name"], None)
             release_memory()
-    for i, x in enumerate(inputs):  # each (F, N) tensor goes once transposed
-        inputs[i] = x.T.contiguous()  # (N, F)
+    for i, x in enumerate(inputs):  # each (F, N) tensor goes once transposed (numpy: 3x
+        inputs[i] = torch.from_numpy(np.ascontiguousarray(x.numpy().T))  # faster) (N, F)
     return inputs
 
 
@@ -684,11 +853,11 @@ def encode_column(table: Table, column: dict[str, Any], na: list[str], out: torc
     """Writes one column's features of the table's rows into `out` (width, N), a block of
     rows at a time (the temporaries of a block, not of the whole column)."""
     for start, part in table.blocks():
-        cells, block = part.column(column["name"]), out[:, start : start + len(part)]
+        block = out[:, start : start + len(part)]
         if column["kind"] == "numeric":
-            encode_numeric(cells, column, part, na, block)
+            encode_numeric(numeric_values(part, column["name"], na), column, block)
         else:
-            encode_categorical(cells, column, na, block)
+            encode_categorical(part.column(column["name"]), column, na, block)
 
 
 def feature_width(column: dict[str, Any]) -> int:
@@ -709,8 +878,15 @@ def feature_names(schema: dict[str, Any]) -> list[str]:
     return names
 
 
+def missing_targets(table: Table, target: str, na_values: Iterable[str]) -> np.ndarray:
+    """(N,) True where the target is missing (empty, or one of `na_values`)."""
+    return missing_cells(table, target, na_values)
+
+
 def target_values(table: Table, target: str) -> torch.Tensor:
     """The target column as numbers (N,); a cell that is not one is an error."""
+    if target in table.numbers:
+        return table.values(target)  # (N,) float64
     cells = table.column(target)
     values, bad = as_numbers(cells, [])  # (N,) float64
     if bad:
