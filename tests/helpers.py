@@ -181,10 +181,41 @@ def kill_tree_once(proc: subprocess.Popen, path: Path, timeout: float = 300) -> 
             time.sleep(0.01)
         assert proc.poll() is None, "training finished before the kill"
     finally:
-        for pid in process_tree(proc.pid):
+        kill_tree(proc)
+
+
+def kill_tree(proc: subprocess.Popen) -> None:
+    """SIGKILL `proc` and all below it, and return once none of them is alive. The tree is
+    stopped first (SIGSTOP, until no new process appears), so that no DataLoader worker
+    started in between survives its parent holding the run's lock, and the return waits
+    for every killed process's exit, when its open files (the lock) are released."""
+    stopped: list[int] = []
+    while True:
+        new = [pid for pid in process_tree(proc.pid) if pid not in stopped]
+        if not new:
+            break
+        for pid in new:
             with contextlib.suppress(ProcessLookupError):
-                os.kill(pid, signal.SIGKILL)
-        proc.wait()
+                os.kill(pid, signal.SIGSTOP)
+        stopped += new
+        time.sleep(0.05)  # a fork under way when the tree was read shows up next time
+    for pid in stopped:
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(pid, signal.SIGKILL)
+    proc.wait()
+    deadline = time.monotonic() + 60
+    while any(alive(pid) for pid in stopped):
+        assert time.monotonic() < deadline, "killed processes still running after 60 s"
+        time.sleep(0.01)
+
+
+def alive(pid: int) -> bool:
+    """Whether `pid` runs (a zombie has exited: its files are closed)."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return False
+    return stat.rsplit(")", 1)[1].split()[0] != "Z"
 
 
 # The cnn whose 5th training forward pass returns NaN (train.on_nonfinite); tests write

@@ -18,7 +18,7 @@ from pathlib import Path
 import optuna
 import pytest
 import torch
-from helpers import SLOW_DATASET, generate, process_tree
+from helpers import SLOW_DATASET, alive, generate, process_tree
 from mlflow import MlflowClient
 
 pytestmark = pytest.mark.slow
@@ -230,14 +230,6 @@ def test_mlflow_logs_params_metrics_artifacts_and_a_resumed_run_continues_it(
     assert sorted(m.step for m in client.get_metric_history(run_id, "val/accuracy")) == [5, 8, 16]
     artifacts = {a.path for a in client.list_artifacts(run_id)}
     assert {"best.pt", "last.pt", "config.toml"} <= artifacts
-
-
-def alive(pid: int) -> bool:
-    """Running (a zombie waiting for its new parent to reap it has ended)."""
-    try:
-        return Path(f"/proc/{pid}/stat").read_text().split(")")[-1].split()[0] != "Z"
-    except OSError:
-        return False
 
 
 def test_a_sweep_killed_alone_takes_its_trial_with_it(project: Path, tmp_path: Path) -> None:

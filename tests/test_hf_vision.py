@@ -15,15 +15,13 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import signal
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
 import torch
-from helpers import generate
+from helpers import generate, kill_tree_once
 from PIL import Image
 
 pytest.importorskip("transformers", reason="the generated project's hf extra")
@@ -150,17 +148,9 @@ def kill_after(project: Path, out: Path, step: int, extra: list[str]) -> None:
     args = sets(*BASE, f"train.out_dir={out}", *extra)
     proc = subprocess.Popen(
         [sys.executable, "-m", PKG, "train", *args], cwd=project, env=env(project),
-        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True,
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
     )  # fmt: skip
-    deadline = time.monotonic() + 300
-    try:
-        while not (out / f"step-{step:08d}.pt").exists():
-            assert proc.poll() is None, "training ended before it could be killed"
-            assert time.monotonic() < deadline, "no checkpoint appeared"
-            time.sleep(0.005)
-    finally:
-        os.killpg(proc.pid, signal.SIGKILL)
-        proc.wait()
+    kill_tree_once(proc, out / f"step-{step:08d}.pt")
 
 
 @pytest.fixture(scope="module")
@@ -298,7 +288,7 @@ def test_evaluate_predict_export_need_only_the_checkpoint(
 
 
 def test_freeze_epochs_then_unfreeze_and_resume_across_it_is_exact(
-    project: Path, tmp_path: Path
+    project: Path, vit_run: Path, tmp_path: Path
 ) -> None:
     """Epoch 1 (steps 1-8) trains the head only; a run killed at step 6 and resumed ends
     at step 20 bit-identical to an uninterrupted one, augmentation included."""

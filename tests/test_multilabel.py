@@ -16,12 +16,11 @@ import os
 import signal
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
 import torch
-from helpers import SLOW_DATASET, generate, run_in_project, run_ptgen, train_errors
+from helpers import SLOW_DATASET, generate, kill_tree_once, run_in_project, run_ptgen, train_errors
 from PIL import Image
 
 from ptgen.components import add_component
@@ -200,17 +199,9 @@ def test_sigkill_then_resume_is_bit_identical(project: Path, tmp_path: Path) -> 
     out = tmp_path / "run"
     proc = subprocess.Popen(
         command(out), cwd=project, env=env, stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL, start_new_session=True,
+        stderr=subprocess.DEVNULL,
     )  # fmt: skip
-    deadline = time.monotonic() + 300
-    try:
-        while not (out / "step-00000009.pt").exists():  # after the first evaluation
-            assert proc.poll() is None and time.monotonic() < deadline, "no checkpoint appeared"
-            time.sleep(0.01)
-        assert proc.poll() is None, "training finished before the kill"
-    finally:
-        os.killpg(proc.pid, signal.SIGKILL)
-        proc.wait()
+    kill_tree_once(proc, out / "step-00000009.pt")  # after the first evaluation
     assert proc.returncode == -signal.SIGKILL
     killed = torch.load(out / "last.pt", weights_only=True)
     assert 9 <= killed["step"] < STEPS and killed["thresholds"] is not None

@@ -13,12 +13,11 @@ import os
 import signal
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
 import torch
-from helpers import NAN_MODEL, SLOW_DATASET, generate
+from helpers import NAN_MODEL, SLOW_DATASET, generate, kill_tree_once
 from PIL import Image
 
 from ptgen.components import add_component
@@ -112,18 +111,8 @@ def kill_after_checkpoint(
         env=env,
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
-        start_new_session=True,  # the kill takes the DataLoader workers too
     )
-    deadline = time.monotonic() + 300
-    try:
-        while not (out / f"step-{step:08d}.pt").exists():
-            assert proc.poll() is None, "training ended before it could be killed"
-            assert time.monotonic() < deadline, "no checkpoint appeared"
-            time.sleep(0.01)
-        assert proc.poll() is None, "training finished before the kill"
-    finally:
-        os.killpg(proc.pid, signal.SIGKILL)
-        proc.wait()
+    kill_tree_once(proc, out / f"step-{step:08d}.pt")  # the DataLoader workers too
     assert proc.returncode == -signal.SIGKILL
 
 
