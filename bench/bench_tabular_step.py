@@ -4,7 +4,7 @@ The tabular-regression project at its defaults (`csv` kind, the default MLP, bat
 fused AdamW, clipping at 1.0) on a numeric CSV of `--rows` rows; the run is built with the
 project's own `train.build_run`. In one process, one thread, interleaved (`--repeats`
 rounds of `--steps` steps each, order reversed every other round), five loops that add
-one piece each:
+one piece each, and the project's own loop:
 
 - hand: `X[perm[i:i + 32]]` slices; zero_grad, forward, loss, backward, clipping over
   `model.parameters()`, step (bench_side_by_side.py's HAND);
@@ -12,7 +12,9 @@ one piece each:
 - engine: slices, the project's `engine.forward_backward` and `engine.optimizer_step`;
 - engine + bookkeeping: and the scheduler's step, the monitor's `record_step`,
   `signals.agreed()` and a metrics row every `train.log_every` steps;
-- generated: all of it, batches from the DataLoader through `monitor.progress`.
+- generated: all of it, batches from the DataLoader through `monitor.progress`;
+- train.train: the project's own loop for one whole epoch (`train.epochs=1`, the epoch
+  counter reset each round), with its evaluation pass and two checkpoints.
 
 Microseconds a step, the median and the best round of each.
 
@@ -35,9 +37,9 @@ from _common import generate_project, import_project, machine, print_table, writ
 from bench_side_by_side import write_table_file
 
 
-def loops(mods: dict[str, Any], data: Path, out: Path, steps: int) -> dict[str, Callable]:
+def loops(mods: dict[str, Any], data: Path, out: Path, steps: int) -> dict[str, Callable[[], int]]:
     engine, train = mods["engine"], mods["train"]
-    settings = [f"data.root={data}", f"train.out_dir={out}"]
+    settings = [f"data.root={data}", f"train.out_dir={out}", "train.epochs=1"]
     config = mods["config"].load_config(overrides=settings)
     run = train.build_run(config, mods["runtime"].DistInfo(), torch.device("cpu"))
     monitor = train.start_monitor(run)
@@ -72,16 +74,29 @@ def loops(mods: dict[str, Any], data: Path, out: Path, steps: int) -> dict[str, 
         batches = monitor.progress(run.train_loader, steps, "") if wrapped else run.train_loader
         return itertools.islice(batches, steps)
 
-    return {
-        "hand": lambda: [hand_step(x[r], y[r]) for r in slices()],
-        "hand + loader": lambda: [hand_step(b["inputs"], b["targets"]) for b in loader()],
-        "engine": lambda: [
-            engine_step({"inputs": x[r], "targets": y[r]}, k, False) for k, r in enumerate(slices())
-        ],
-        "engine + bookkeeping": lambda: [
-            engine_step({"inputs": x[r], "targets": y[r]}, k, True) for k, r in enumerate(slices())
-        ],
-        "generated": lambda: [engine_step(b, k, True) for k, b in enumerate(loader(wrapped=True))],
+    def hand(batches: Any = None) -> int:
+        if batches is None:
+            return len([hand_step(x[r], y[r]) for r in slices()])
+        return len([hand_step(b["inputs"], b["targets"]) for b in batches])
+
+    def engine_loop(bookkeeping: bool, batches: Any = None) -> int:
+        if batches is None:
+            batches = ({"inputs": x[r], "targets": y[r]} for r in slices())
+        return len([engine_step(batch, k, bookkeeping) for k, batch in enumerate(batches)])
+
+    def whole_epoch() -> int:
+        run.state.epoch = run.state.batch_in_epoch = 0
+        with run.signals.installed():
+            train.train(run, train.start_monitor(run))
+        return len(run.train_loader)
+
+    return {  # each runs its loop and returns how many steps it took
+        "hand": hand,
+        "hand + loader": lambda: hand(loader()),
+        "engine": lambda: engine_loop(False),
+        "engine + bookkeeping": lambda: engine_loop(True),
+        "generated": lambda: engine_loop(True, loader(wrapped=True)),
+        "train.train": whole_epoch,
     }
 
 
@@ -102,8 +117,8 @@ def main() -> None:
         for r in range(args.repeats):
             for name in list(contenders)[:: 1 if r % 2 == 0 else -1]:
                 start = time.perf_counter()
-                contenders[name]()
-                results[name].append((time.perf_counter() - start) / args.steps * 1e6)
+                steps = contenders[name]()
+                results[name].append((time.perf_counter() - start) / steps * 1e6)
     hand = statistics.median(results["hand"])
     rows = [
         [name, f"{statistics.median(v):.0f}", f"{min(v):.0f}", f"{hand / statistics.median(v):.3f}"]
