@@ -18,7 +18,7 @@ from pathlib import Path
 import optuna
 import pytest
 import torch
-from helpers import SLOW_DATASET, alive, generate, process_tree
+from helpers import SLOW_DATASET, alive, generate, kill_tree, process_tree
 from mlflow import MlflowClient
 
 pytestmark = pytest.mark.slow
@@ -78,7 +78,7 @@ def start(project: Path, *args: str, sets: list[str] = TINY) -> subprocess.Popen
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
-        start_new_session=True,  # a kill of the group takes the trial's process too
+        start_new_session=True,  # a cleanup's kill of the group takes an orphaned trial too
     )
 
 
@@ -144,7 +144,7 @@ def test_a_killed_sweep_resumes_its_trial_without_losing_or_repeating_any(
             assert proc.poll() is None and time.monotonic() < deadline, proc.communicate()
             time.sleep(0.01)
     finally:
-        os.killpg(proc.pid, signal.SIGKILL)
+        kill_tree(proc)  # the trial's process too, gone before the resume takes its run
         proc.communicate()
     resumed = run(project, *args, "--resume", sets=sets)
     assert resumed.returncode == 0, resumed.stdout + resumed.stderr

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 import torch
-from helpers import SLOW_DATASET, generate
+from helpers import SLOW_DATASET, generate, kill_tree
 
 pytestmark = pytest.mark.slow
 
@@ -85,7 +85,6 @@ def start(project: Path, cmd: list[str]) -> subprocess.Popen[str]:
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
-        start_new_session=True,  # a kill of the group takes the DataLoader workers too
     )
 
 
@@ -133,7 +132,7 @@ def test_early_stopping_state_survives_a_kill(
     try:  # step 18 is in epoch 3: one evaluation without improvement is in that checkpoint
         wait_for(proc, lambda: (out / "step-00000018.pt").exists())
     finally:
-        os.killpg(proc.pid, signal.SIGKILL)
+        kill_tree(proc)  # its DataLoader workers too, gone before the resume takes the lock
         proc.communicate()
     assert checkpoint(out / "last.pt")["evals_without_improvement"] == 1
     resumed = run(project, command(out, "train.resume=auto"))
