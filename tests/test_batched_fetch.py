@@ -5,7 +5,8 @@ For tables (TensorDictDataset), token arrays (TokenDataset, also bucketed by len
 cached images (ImageFolder with data.cache), each in a generated project: the project's
 own training and validation loaders (plain, resumed mid-epoch, rank 1 of 2, the balanced
 sampler) against `collate([dataset[i] for i in indices])` over the same batch indices,
-key by key, values and dtypes.
+key by key, values and dtypes; and the training loader's direct path (MemoryLoader)
+against DataLoader's own iterator.
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ from test_component_kinds import write_images, write_table
 SAME_BATCHES = """
 import sys
 import torch
-from torch.utils.data import default_collate
+from torch.utils.data import DataLoader, default_collate
 from {pkg}.config import load_config
 from {pkg}.data import build_data, build_loaders
 from {pkg}.runtime import DistInfo
@@ -56,6 +57,10 @@ for info, weights, skip in runs:
         batched, single = list(loader), list(per_sample(loader))
         assert len(batched) == len(single) > 0, (len(batched), len(single))
         assert all(same(a, b) for a, b in zip(batched, single)), loader
+    # training batches of data in memory skip DataLoader's iterator (MemoryLoader); the same
+    direct, own = list(train), list(DataLoader.__iter__(train))
+    assert type(train).__name__ == "MemoryLoader" and len(direct) == len(own) > 0, type(train)
+    assert all(same(a, b) for a, b in zip(direct, own))
 print("same", val.batch_size, train.batch_sampler.batch_size)
 """
 
