@@ -118,13 +118,8 @@ class ResumableSampler(Sampler[int]):
 
     def __init__(self, dataset: Dataset, info: DistInfo, seed: int) -> None:
         self.dataset = dataset
-        self.inner = DistributedSampler(
-            dataset,
-            num_replicas=info.world_size,
-            rank=info.rank,
-            shuffle=True,
-            seed=seed,
-            drop_last=True,
+        self.inner = DistributedSampler(  # (dataset, num_replicas, rank)
+            dataset, info.world_size, info.rank, shuffle=True, seed=seed, drop_last=True
         )
         self.skip = 0
 
@@ -201,7 +196,8 @@ def build_loaders(
         loader = MemoryLoader if in_memory(bundle.train) else DataLoader
         train = loader(bundle.train, batch_sampler=batches, **common)
     elif in_memory(bundle.train):
-        train = MemoryLoader(bundle.train, batch_sampler=TensorBatches(sampler, batch_size), **common)
+        batches = TensorBatches(sampler, batch_size)
+        train = MemoryLoader(bundle.train, batch_sampler=batches, **common)
     else:
         train = DataLoader(bundle.train, batch_size, sampler=sampler, drop_last=True, **common)
     return train, eval_loader(bundle, bundle.val, config, info, device), sampler

@@ -115,13 +115,8 @@ class ResumableSampler(Sampler[int]):
 
     def __init__(self, dataset: Dataset, info: DistInfo, seed: int) -> None:
         self.dataset = dataset
-        self.inner = DistributedSampler(
-            dataset,
-            num_replicas=info.world_size,
-            rank=info.rank,
-            shuffle=True,
-            seed=seed,
-            drop_last=True,
+        self.inner = DistributedSampler(  # (dataset, num_replicas, rank)
+            dataset, info.world_size, info.rank, shuffle=True, seed=seed, drop_last=True
         )
         self.skip = 0
 
@@ -194,7 +189,8 @@ def build_loaders(
     common = loader_options(workers, device, config.train.seed)
     common["collate_fn"] = bundle.collate_fn or collate
     if in_memory(bundle.train):
-        train = MemoryLoader(bundle.train, batch_sampler=TensorBatches(sampler, batch_size), **common)
+        batches = TensorBatches(sampler, batch_size)
+        train = MemoryLoader(bundle.train, batch_sampler=batches, **common)
     else:
         train = DataLoader(bundle.train, batch_size, sampler=sampler, drop_last=True, **common)
     return train, eval_loader(bundle, bundle.val, config, info, device), sampler
