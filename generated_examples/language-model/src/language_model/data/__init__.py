@@ -158,7 +158,7 @@ class TensorBatches(Sampler[torch.Tensor]):
 
 
 class MemoryLoader(DataLoader):
-    """Without workers or pinning, skips DataLoader's iterator (~15 us a batch) for its result."""
+    """DataLoader's batches; without workers or pinning, not through its iterator (~15 us each)."""
 
     def __iter__(self) -> Iterator[Any]:
         if self.num_workers or self.pin_memory or not hasattr(self.dataset, "__getitems__"):
