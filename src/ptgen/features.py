@@ -1,10 +1,11 @@
 """Features: capabilities a project chooses, adds and removes (`--with`, `ptgen add feature`).
 
-A feature is a folder of the project template's `_features/` with a `feature.toml`
-(`summary`, optional `extra`: the project's pip extra it needs; `kinds_only`: brought by
-component kinds, not chosen by hand). Its files are named `{% if 'NAME' in features %}...`
-in the template and its few lines elsewhere are guarded the same way, so a project
-without it holds no trace of it. The chosen list is the Copier answer `features`.
+A feature is a folder of the project template's `_features/` with a `feature.yml`
+(`summary`, `files`: what it brings, left out of a project without it; optional `extra`:
+the project's pip extra it needs; `kinds_only`: brought by component kinds, not chosen by
+hand), registered by its name in copier.yml's `feature_names`. What it adds to the core's
+files are the parts in its folder, so a project without it holds no trace of it. The
+chosen list is the Copier answer `features`.
 
 Adding or removing one re-renders the template at the project's own version with the new
 list and merges the difference into the project (Copier's update from the recorded commit
@@ -25,9 +26,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from ptgen._toml import tomllib
 from ptgen.errors import PtgenError
 from ptgen.paths import templates_dir
+from ptgen.template_meta import read_yaml, template_question
 
 if TYPE_CHECKING:
     from ptgen.update import UpdateReport  # imports Copier's helpers: not at start-up
@@ -58,7 +59,7 @@ LEGACY_FEATURES = (
 
 @dataclass(frozen=True)
 class FeatureSpec:
-    """A feature: templates/project/_features/<name>/feature.toml."""
+    """A feature: templates/project/_features/<name>/feature.yml."""
 
     name: str
     summary: str
@@ -66,15 +67,17 @@ class FeatureSpec:
     kinds_only: bool = False  # brought by component kinds (e.g. streams), not by --with
     objectives: tuple[str, ...] = ()  # the task objectives it serves (empty: every one)
     shared_lines: bool = False  # kinds_only, yet with lines in shared files (streams)
+    files: tuple[str, ...] = ()  # what it brings, as in the template: `src/{{package_name}}/x.py`
 
 
 def features() -> dict[str, FeatureSpec]:
-    """Every feature of the project template, read from its feature.toml."""
+    """Every feature copier.yml registers (`feature_names`), read from its feature.yml."""
     found = {}
-    for meta in sorted((templates_dir() / "project" / "_features").glob("*/feature.toml")):
-        data = tomllib.loads(meta.read_text(encoding="utf-8"))
+    for name in sorted(template_question("feature_names")):
+        data = read_yaml(templates_dir() / "project" / "_features" / name / "feature.yml")
         data["objectives"] = tuple(data.get("objectives", ()))
-        found[meta.parent.name] = FeatureSpec(meta.parent.name, **data)
+        data["files"] = tuple(data.get("files", ()))
+        found[name] = FeatureSpec(name, **data)
     return found
 
 

@@ -14,6 +14,7 @@ from pathlib import Path
 from ptgen._toml import tomllib
 from ptgen.errors import InvalidName, PtgenError
 from ptgen.paths import templates_dir
+from ptgen.template_meta import read_yaml
 
 MODALITIES = ("image", "sequence", "tabular", "text")  # input plumbing the template knows
 OBJECTIVES = (  # task objects the project template knows
@@ -27,7 +28,7 @@ OBJECTIVES = (  # task objects the project template knows
 
 @dataclass(frozen=True)
 class TaskSpec:
-    """A task: templates/project/_tasks/<name>/ (task.toml for ptgen, synthetic.py for Copier)."""
+    """A task: templates/project/_tasks/<name>/ (task.yml, synthetic.py for Copier)."""
 
     name: str
     summary: str
@@ -38,11 +39,10 @@ class TaskSpec:
 
 
 def tasks() -> dict[str, TaskSpec]:
-    """Every task of the project template, read from its task.toml."""
+    """Every task of the project template, read from its task.yml."""
     found = {}
-    for meta in sorted((templates_dir() / "project" / "_tasks").glob("*/task.toml")):
-        data = tomllib.loads(meta.read_text(encoding="utf-8"))
-        spec = TaskSpec(meta.parent.name, **data)
+    for meta in sorted((templates_dir() / "project" / "_tasks").glob("*/task.yml")):
+        spec = TaskSpec(meta.parent.name, **read_yaml(meta))
         if spec.modality not in MODALITIES or spec.objective not in OBJECTIVES:
             raise PtgenError(
                 f"{meta}: unknown modality {spec.modality!r} or objective {spec.objective!r}"

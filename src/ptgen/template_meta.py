@@ -1,0 +1,32 @@
+"""The project template's own facts, read the way Copier reads them: YAML.
+
+copier.yml registers the features (`feature_names`); each `_features/NAME/feature.yml` and
+`_tasks/NAME/task.yml` describes one. Copier's templates read the same files (through
+`from_yaml`), so every fact about a feature or a task is stated once.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from ptgen.errors import PtgenError
+from ptgen.paths import templates_dir
+
+
+def read_yaml(path: Path) -> dict[str, Any]:
+    """A mapping from a YAML file of the template; a broken one names the file."""
+    import yaml  # Copier's own dependency; not imported at start-up
+
+    try:
+        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except (OSError, yaml.YAMLError) as exc:
+        raise PtgenError(f"cannot read the template's {path}: {exc}") from exc
+    if not isinstance(data, dict):
+        raise PtgenError(f"the template's {path} is not a mapping")
+    return data
+
+
+def template_question(name: str) -> Any:
+    """The default of question `name` in templates/project/copier.yml."""
+    return read_yaml(templates_dir() / "project" / "copier.yml")[name]["default"]
