@@ -1,0 +1,2 @@
+            if run.ema is not None:
+                run.ema.update()
