@@ -185,14 +185,14 @@ for kind in available("model"):
 @pytest.mark.slow
 def test_every_model_kind_exports_or_says_why_not(project: Path) -> None:
     """Both formats for every kind (the whole `export` command is tested in
-    test_inference.py); lstm, gru and hf-encoder refuse, their modules saying why."""
+    test_inference.py); rnn and hf-encoder refuse, their modules saying why."""
     result = run_in_project(project, "-c", EXPORT_EVERY_KIND)
     assert result.returncode == 0, result.stdout[-2000:] + result.stderr[-4000:]
     lines = result.stdout.splitlines()
     task = next(t for t in TASKS if t in str(project))
     for kind in kinds_for_task("model", task):
         module = kind.replace("-", "_")  # models are added under their module name
-        if kind in ("lstm", "gru", "hf-encoder"):
+        if kind in ("rnn", "hf-encoder"):
             assert f"{module} refused" in lines
         else:
             for fmt in ("pt2", "onnx"):
@@ -391,5 +391,5 @@ def test_image_model_is_refused_in_a_sequence_project(tmp_path: Path) -> None:
         add_component(path, "model", "wide", "resnet")
     message = str(info.value)
     assert "does not fit a sequence-classification project" in message
-    assert "use one of: gru, hf-encoder, lstm, transformer" in message
+    assert "use one of: hf-encoder, rnn, transformer" in message
     assert not (path / "src" / "seq" / "models" / "wide.py").exists()

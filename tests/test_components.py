@@ -77,7 +77,7 @@ def test_outside_a_project_is_refused(tmp_path: Path) -> None:
 
 def test_incompatible_kind_lists_the_compatible_ones(default_project: Path) -> None:
     with pytest.raises(PtgenError, match="cnn"):
-        add_component(default_project, "model", "net", "lstm", dry_run=True)
+        add_component(default_project, "model", "net", "rnn", dry_run=True)
     with pytest.raises(PtgenError, match="sequence-classification"):
         add_component(
             default_project, "dataset", "seq", "synthetic", variable_length=True, dry_run=True

@@ -38,7 +38,7 @@ def text_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path, Path
     """A text project trained (a few steps) on label,review CSV rows with data.target=label:
     (project, its checkpoint, a folder for inputs)."""
     where = tmp_path_factory.mktemp("text")
-    project = generate(where, TEXT_PKG, task="sequence-classification", model="gru", dataset="text")
+    project = generate(where, TEXT_PKG, task="sequence-classification", model="rnn", dataset="text")
     data = where / "reviews.csv"
     write_reviews(data, 64)
     result = run_in_project(
@@ -48,6 +48,7 @@ def text_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path, Path
         "train",
         *("--set", f"data.root={data}", "--set", "data.target=label"),
         *("--set", "train.max_steps=4", "--set", "train.batch_size=8"),
+        *("--set", "model.cell=gru"),  # the rnn kind's other cell (lstm is its default)
     )
     assert result.returncode == 0, result.stderr
     return project, project / "runs" / "default" / "last.pt", where

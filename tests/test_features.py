@@ -28,26 +28,16 @@ TRACES = re.compile(
     r"|data_wait|Tracker|confusion_matrix_csv",
     re.I,
 )
-FEATURE_FILES = {  # a file of each feature, relative to src/PKG
-    "predict": "predict.py",
-    "optim": "optim_choices.py",
-    "imbalance": "imbalance.py",
-    "sweep": "sweep.py",
-    "experiments": "experiments.py",
-    "export": "export.py",
-    "fsdp": "sharding.py",
-    "mlflow": "mlflow_logger.py",
-    "tensorboard": "tensorboard_logger.py",
-    "profiler": "profiler.py",
-    "plot": "plot.py",
-    "finetune": "transfer.py",
-    "streams": "data/_streams.py",
-    "ema": "ema.py",
-    "lr-find": "lr_find.py",
-    "wandb": "wandb_logger.py",
-    "summary": "summary.py",
-    "slurm": "../../slurm/train.sbatch",  # batch scripts live beside src/, not in it
-}
+
+
+def feature_files(project: Path, package: str) -> dict[str, list[Path]]:
+    """The files each feature brings, as its feature.yml lists them, in `project`."""
+    return {
+        name: [project / f.replace("{{package_name}}", package) for f in spec.files]
+        for name, spec in features().items()
+    }
+
+
 COMMANDS = {
     "predict": "predict",
     "sweep": "sweep",
@@ -78,7 +68,8 @@ def test_the_default_project_holds_no_trace_of_the_features_it_did_not_choose(
 ) -> None:
     package = default_project / "src" / "demo_proj"
     assert not TRACES.search(source_of(default_project))
-    assert not [name for name in FEATURE_FILES.values() if (package / name).exists()]
+    brought = feature_files(default_project, "demo_proj")
+    assert [f for files in brought.values() for f in files if f.exists()] == []
     config = (package / "config.py").read_text(encoding="utf-8")
     absent = ("strategy:", "logger:", "profile:", "init_from:", "freeze:", "ema_", "summary_")
     absent += ("optimizer:", "momentum:", "lr_gamma:", "class_weights:", "balanced_sampler:")
@@ -90,9 +81,10 @@ def test_the_default_project_holds_no_trace_of_the_features_it_did_not_choose(
 
 
 def test_every_feature_brings_its_file_and_command(full_project: Path) -> None:
-    package = full_project / "src" / "demo_proj"
     chosen = set(ALL_FEATURES)
-    assert all((package / FEATURE_FILES[name]).is_file() for name in chosen - {"streams"})
+    brought = feature_files(full_project, "demo_proj")
+    missing = [f for name in chosen - {"streams"} for f in brought[name] if not f.is_file()]
+    assert missing == [] and all(brought[name] for name in chosen - {"streams"})
     help_text = commands_of(full_project, "demo_proj")
     assert all(command in help_text for command in COMMANDS.values())
 
@@ -103,9 +95,10 @@ def test_each_feature_alone_renders_clean(tmp_path: Path, feature: str) -> None:
     project = generate(tmp_path, "one", features=(feature,))
     subprocess.run(["black", "--check", "-q", "-l", "100", "."], cwd=project, check=True)
     subprocess.run(["ruff", "check", "-q", "."], cwd=project, check=True)
-    package = project / "src" / "one"
-    others = [n for n, f in FEATURE_FILES.items() if n != feature and (package / f).exists()]
-    assert others == [] and (package / FEATURE_FILES[feature]).is_file()
+    brought = feature_files(project, "one")
+    kept = {feature, *features()[feature].needs}
+    others = [f for n, files in brought.items() if n not in kept for f in files if f.exists()]
+    assert others == [] and brought[feature] and all(f.is_file() for f in brought[feature])
 
 
 def test_add_then_remove_a_feature_keeps_the_users_edit(tmp_path: Path) -> None:

@@ -152,23 +152,27 @@ def missing_suggestions(project_dir: Path, group: str, kind: str | None = None) 
 
 
 def helper_files(project: ProjectInfo, names: list[str]) -> dict[str, str]:
-    """The files of features that are files only (`kinds_only`: no line elsewhere), as
-    the project template renders them for this project: {relative path: content}."""
+    """The files of features `names` (their feature.yml `files`) as the project template
+    renders them for this project: {relative path: content}."""
+    from ptgen.features import features
+
     template = templates_dir() / "project"
     answers = read_answers(project.root)
     context = {**answers, "features": [*project.features, *names]}
-    env = jinja2.Environment(undefined=jinja2.StrictUndefined, keep_trailing_newline=True)
+    env = jinja2.Environment(
+        loader=jinja2.FileSystemLoader(template),
+        undefined=jinja2.StrictUndefined,
+        keep_trailing_newline=True,
+    )
     files = {}
-    for path in sorted(p for p in template.rglob("*") if p.is_file()):
-        rel = path.relative_to(template).as_posix()
-        if not any(f"'{name}' in features" in rel for name in names):
-            continue
-        target = env.from_string(rel).render(context)
-        if all(target.split("/")):  # a part rendered empty: not for this project
-            text = path.read_text(encoding="utf-8")
-            if target.endswith(".jinja"):
-                target, text = target.removesuffix(".jinja"), env.from_string(text).render(context)
-            files[target] = text
+    for name in names:
+        for rel in features()[name].files:
+            target = env.from_string(rel).render(context)
+            source = template / rel
+            if source.is_file():
+                files[target] = source.read_text(encoding="utf-8")
+            elif source.with_name(source.name + ".jinja").is_file():
+                files[target] = env.get_template(rel + ".jinja").render(context)
     return files
 
 

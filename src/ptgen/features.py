@@ -68,6 +68,7 @@ class FeatureSpec:
     objectives: tuple[str, ...] = ()  # the task objectives it serves (empty: every one)
     shared_lines: bool = False  # kinds_only, yet with lines in shared files (streams)
     files: tuple[str, ...] = ()  # what it brings, as in the template: `src/{{package_name}}/x.py`
+    needs: tuple[str, ...] = ()  # features whose files it uses too (predict: inputs')
 
 
 def features() -> dict[str, FeatureSpec]:
@@ -77,6 +78,7 @@ def features() -> dict[str, FeatureSpec]:
         data = read_yaml(templates_dir() / "project" / "_features" / name / "feature.yml")
         data["objectives"] = tuple(data.get("objectives", ()))
         data["files"] = tuple(data.get("files", ()))
+        data["needs"] = tuple(data.get("needs", ()))
         found[name] = FeatureSpec(name, **data)
     return found
 

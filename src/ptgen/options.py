@@ -11,19 +11,11 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-from ptgen._toml import tomllib
 from ptgen.errors import InvalidName, PtgenError
 from ptgen.paths import templates_dir
 from ptgen.template_meta import read_yaml
 
 MODALITIES = ("image", "sequence", "tabular", "text")  # input plumbing the template knows
-OBJECTIVES = (  # task objects the project template knows
-    "classification",
-    "regression",
-    "multilabel",
-    "language-modeling",
-    "segmentation",
-)
 
 
 @dataclass(frozen=True)
@@ -41,9 +33,11 @@ class TaskSpec:
 def tasks() -> dict[str, TaskSpec]:
     """Every task of the project template, read from its task.yml."""
     found = {}
-    for meta in sorted((templates_dir() / "project" / "_tasks").glob("*/task.yml")):
+    project = templates_dir() / "project"
+    objectives = {meta.parent.name for meta in (project / "_objectives").glob("*/objective.yml")}
+    for meta in sorted((project / "_tasks").glob("*/task.yml")):
         spec = TaskSpec(meta.parent.name, **read_yaml(meta))
-        if spec.modality not in MODALITIES or spec.objective not in OBJECTIVES:
+        if spec.modality not in MODALITIES or spec.objective not in objectives:
             raise PtgenError(
                 f"{meta}: unknown modality {spec.modality!r} or objective {spec.objective!r}"
             )
@@ -66,7 +60,6 @@ class ComponentKind:
     name: str
     summary: str
     tasks: tuple[str, ...]
-    needs_root: bool = False
     features: tuple[str, ...] = ()  # features its module needs (e.g. streams for *-shards)
     suggests: tuple[str, ...] = ()  # choosable features it makes useful (predict): on by default
 
@@ -76,17 +69,16 @@ class ComponentKind:
 
 
 def component_kinds(group: str) -> dict[str, ComponentKind]:
-    """Every kind in templates/<group>/, read from its meta.toml."""
+    """Every kind in templates/<group>/, read from its meta.yml."""
     kinds = {}
-    for meta in sorted((templates_dir() / group).glob("*/meta.toml")):
-        data = tomllib.loads(meta.read_text(encoding="utf-8"))
+    for meta in sorted((templates_dir() / group).glob("*/meta.yml")):
+        data = read_yaml(meta)
         name = meta.parent.name
         kinds[name] = ComponentKind(
             group,
             name,
             data["summary"],
             tuple(data["tasks"]),
-            data.get("needs_root", False),
             tuple(data.get("features", ())),
             tuple(data.get("suggests", ())),
         )
