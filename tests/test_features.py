@@ -83,7 +83,7 @@ def test_the_default_project_holds_no_trace_of_the_features_it_did_not_choose(
 def test_every_feature_brings_its_file_and_command(full_project: Path) -> None:
     chosen = set(ALL_FEATURES)
     brought = feature_files(full_project, "demo_proj")
-    missing = [f for name in chosen - {"streams"} for f in brought[name] if not f.is_file()]
+    missing = [f for name in chosen - {"streams"} for f in brought[name] if not f.exists()]
     assert missing == [] and all(brought[name] for name in chosen - {"streams"})
     help_text = commands_of(full_project, "demo_proj")
     assert all(command in help_text for command in COMMANDS.values())
@@ -98,7 +98,7 @@ def test_each_feature_alone_renders_clean(tmp_path: Path, feature: str) -> None:
     brought = feature_files(project, "one")
     kept = {feature, *features()[feature].needs}
     others = [f for n, files in brought.items() if n not in kept for f in files if f.exists()]
-    assert others == [] and brought[feature] and all(f.is_file() for f in brought[feature])
+    assert others == [] and brought[feature] and all(f.exists() for f in brought[feature])
 
 
 def test_add_then_remove_a_feature_keeps_the_users_edit(tmp_path: Path) -> None:
