@@ -95,7 +95,7 @@ def lint(
 
     Exit codes: 0 clean, 1 findings at or above --fail-on, 2 usage or internal error.
     """
-    from ptgen.lint import LintUsageError, lint_paths, load_config
+    from ptgen.lint import LintUsageError, lint_run, load_config
 
     targets = paths or [Path(".")]
     try:
@@ -109,7 +109,8 @@ def lint(
         )
         if fix or diff:
             _apply_fixes(targets, config, unsafe_fixes, diff, show_fixes)
-        findings = lint_paths(targets, config=config)
+        run = lint_run(targets, config)
+        findings = run.findings
         if output_format in (OutputFormat.json, OutputFormat.sarif) or show_fixes:
             _fill_edits(findings, config)
     except LintUsageError as exc:
@@ -119,10 +120,21 @@ def lint(
         typer.secho(f"error: internal: {exc}", fg=typer.colors.RED, err=True)
         raise typer.Exit(2) from None
     report = _report(findings, output_format, unsafe_fixes, statistics, show_fixes)
+    if report and not (findings or output_format != OutputFormat.text or _all_read(run)):
+        report = ""  # never "All checks passed!" about files that were not read
     if report:
         typer.echo(report)
+    if not _all_read(run):
+        from ptgen.lint.reporters import files_summary
+
+        summary = files_summary(len(run.checked), run.skipped)
+        typer.echo(summary, err=output_format != OutputFormat.text)
     failing = any(f.severity >= config.fail_on for f in findings)
     raise typer.Exit(1 if failing and not exit_zero and not diff else 0)
+
+
+def _all_read(run: object) -> bool:
+    return bool(run.checked) and not run.skipped  # type: ignore[attr-defined]
 
 
 def _report(

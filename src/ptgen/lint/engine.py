@@ -6,6 +6,7 @@ import ast
 import os
 import stat
 from collections.abc import Iterable, Iterator
+from dataclasses import replace
 from pathlib import Path
 
 from ptgen.lint import (
@@ -25,6 +26,8 @@ from ptgen.lint.config import LintConfig, LintUsageError
 from ptgen.lint.context import FileContext, kwarg
 from ptgen.lint.model import Finding, Fix, Rule
 from ptgen.lint.noqa import parse_suppressions
+from ptgen.lint.notebook import SUFFIX as NOTEBOOK
+from ptgen.lint.notebook import Notebook, NotNotebook, OtherLanguage, is_notebook, read_notebook
 from ptgen.lint.registry import CHECKS, NO_FIX, NOT_CHECKED, SYNTAX_ERROR, UNSAFE
 
 READ_SLACK = 1 << 16  # read past the stat size, in case the file grew (never the whole cap)
@@ -58,18 +61,21 @@ SKIPPED_DIRS = {
 }
 
 
-def python_files(paths: Iterable[Path]) -> Iterator[Path]:
-    """Every .py path under the given paths, sorted, skipping virtualenvs and caches.
+def source_files(paths: Iterable[Path], config: LintConfig | None = None) -> Iterator[Path]:
+    """Every .py and .ipynb path under the given paths, sorted, skipping virtualenvs,
+    caches and the config's `extend-exclude` (a path given by name is always linted).
 
     Paths that exist but are no regular file (a FIFO, a link to a device) are yielded
     too: `lint_file` reports them as PGN002 instead of reading them.
     """
     for path in paths:
         if path.is_dir():
-            for found in sorted(path.rglob("*.py")):
-                relative = found.relative_to(path).parts[:-1]
-                if not any(p in SKIPPED_DIRS or p.startswith(".") for p in relative):
-                    yield found
+            found = [*path.rglob("*.py"), *path.rglob(f"*{NOTEBOOK}")]
+            for file in sorted(found):
+                relative = file.relative_to(path).parts[:-1]
+                hidden = any(p in SKIPPED_DIRS or p.startswith(".") for p in relative)
+                if not hidden and not (config and config.excludes(file)):
+                    yield file
         elif path.exists() or path.is_symlink():
             yield path
         else:
@@ -135,10 +141,40 @@ def read_source(path: Path, config: LintConfig) -> str | Finding:
 
 
 def lint_file(path: Path, config: LintConfig) -> list[Finding]:
+    return check_file(path, config)[0]
+
+
+def check_file(path: Path, config: LintConfig) -> tuple[list[Finding], str]:
+    """The file's findings, and why it was not read ("" when it was)."""
+    config = config.for_path(path)
     source = read_source(path, config)
+    if is_notebook(path) and isinstance(source, str):
+        source = read_notebook_or_finding(path, source)
     if isinstance(source, Finding):
-        return [source] if config.selects(source.code) else []
-    return lint_source(source, path, config)
+        skipped = source.message if source.code == NOT_CHECKED.code else ""
+        return ([source] if config.selects(source.code) else []), skipped
+    if isinstance(source, Notebook):
+        return lint_notebook(source, config), ""
+    return lint_source(source, path, config), ""
+
+
+def read_notebook_or_finding(path: Path, raw: str) -> Notebook | Finding:
+    """The notebook, or the one finding that says why it cannot be linted."""
+    try:
+        return read_notebook(path, raw)
+    except OtherLanguage as exc:
+        return _not_checked(path, str(exc))
+    except NotNotebook as exc:
+        return _finding(SYNTAX_ERROR, path, (1, 1, 1, 1), str(exc))
+
+
+def lint_notebook(notebook: Notebook, config: LintConfig) -> list[Finding]:
+    """Findings in the notebook's code cells, each located in its cell."""
+    found = [notebook.locate(f) for f in lint_source(notebook.source, notebook.path, config)]
+    for cell, error in notebook.broken:
+        if config.selects(SYNTAX_ERROR.code):
+            found.append(replace(_syntax_error(error, notebook.path), cell=cell.number))
+    return sorted(found, key=lambda f: f.sort_key)
 
 
 def _file_kind(path: Path, mode: int) -> str:

@@ -14,8 +14,9 @@ import libcst as cst
 from libcst.metadata import MetadataWrapper, PositionProvider
 
 from ptgen.lint.config import LintConfig
-from ptgen.lint.engine import lint_source, read_source
+from ptgen.lint.engine import lint_source, read_notebook_or_finding, read_source
 from ptgen.lint.model import Edit, Finding
+from ptgen.lint.notebook import Notebook, is_notebook
 from ptgen.lint.registry import RULES
 
 Span = tuple[int, int, int, int]
@@ -64,11 +65,26 @@ def fix_source(
 
 
 def fix_file(path: Path, config: LintConfig, unsafe: bool = False) -> FixResult:
+    config = config.for_path(path)
     source = read_source(path, config)
     if not isinstance(source, str):  # not read (reported by linting): nothing to fix
         return FixResult(path, "", "")
+    if is_notebook(path):
+        return _fix_notebook(path, source, config, unsafe)
     fixed, applied = fix_source(source, lint_source(source, path, config), unsafe)
     return FixResult(path, source, fixed, applied)
+
+
+def _fix_notebook(path: Path, raw: str, config: LintConfig, unsafe: bool) -> FixResult:
+    """Only the fixed cells' sources change; outputs, metadata and layout stay as they were."""
+    notebook = read_notebook_or_finding(path, raw)
+    if not isinstance(notebook, Notebook):
+        return FixResult(path, "", "")
+    _, applied = fix_source(notebook.source, lint_source(notebook.source, path, config), unsafe)
+    if not applied:
+        return FixResult(path, raw, raw)
+    fixed = notebook.with_edits([e for f in applied if f.fix for e in f.fix.edits])
+    return FixResult(path, raw, fixed, [notebook.locate(f) for f in applied])
 
 
 def fill_edits(findings: list[Finding], config: LintConfig) -> None:
@@ -79,8 +95,20 @@ def fill_edits(findings: list[Finding], config: LintConfig) -> None:
             by_path.setdefault(finding.path, []).append(finding)
     for path, found in by_path.items():
         source = read_source(path, config)
-        if isinstance(source, str):
+        if isinstance(source, str) and is_notebook(path):
+            _fill_notebook_edits(path, source, found)
+        elif isinstance(source, str):
             fix_source(source, found, unsafe=True)
+
+
+def _fill_notebook_edits(path: Path, raw: str, findings: list[Finding]) -> None:
+    notebook = read_notebook_or_finding(path, raw)
+    if not isinstance(notebook, Notebook):
+        return
+    joined = [notebook.unlocate(f) for f in findings]
+    fix_source(notebook.source, joined, unsafe=True)
+    for finding, in_joined in zip(findings, joined, strict=True):
+        finding.fix = notebook.locate(in_joined).fix
 
 
 def _span(finding: Finding) -> Span:

@@ -72,11 +72,18 @@ class Finding:
     end_col: int
     severity: Severity
     fix: Fix | None = None
+    cell: int | None = None  # in a notebook: the cell (1-based), and line counts in it
 
     def fixable(self, unsafe: bool) -> bool:
         """`--fix` applies this finding's fix (unsafe ones only with `--unsafe-fixes`)."""
         return self.fix is not None and (unsafe or self.fix.applicability == "safe")
 
     @property
-    def sort_key(self) -> tuple[str, int, int, str]:
-        return (str(self.path), self.line, self.col, self.code)
+    def sort_key(self) -> tuple[str, int, int, int, str]:
+        return (str(self.path), self.cell or 0, self.line, self.col, self.code)
+
+    @property
+    def where(self) -> str:
+        """`train.py:3:1`, or `course.ipynb:cell 4:3:1` in a notebook."""
+        cell = f":cell {self.cell}" if self.cell is not None else ""
+        return f"{self.path}{cell}:{self.line}:{self.col}"
