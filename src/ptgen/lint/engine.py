@@ -31,6 +31,7 @@ from ptgen.lint.notebook import Notebook, NotNotebook, OtherLanguage, is_noteboo
 from ptgen.lint.registry import CHECKS, NO_FIX, NOT_CHECKED, SYNTAX_ERROR, UNSAFE
 
 READ_SLACK = 1 << 16  # read past the stat size, in case the file grew (never the whole cap)
+NOTEBOOK_SIZE_FACTOR = 50  # a notebook's file may be this much larger than its code (outputs)
 TOO_DEEP = "nested too deeply to analyse (Python's recursion limit)"
 RULE_MODULES = (
     rules_correctness,
@@ -115,8 +116,10 @@ def read_source(path: Path, config: LintConfig) -> str | Finding:
     """The text of a regular file within the size limit, or the PGN002/PGN001 finding why not.
 
     The type and size come from `os.stat` (following links) before anything is opened,
-    so a FIFO or a link to /dev/zero is never read.
+    so a FIFO or a link to /dev/zero is never read. A notebook may be larger (its outputs
+    and images are not linted): the limit holds for its code cells (`read_notebook_or_finding`).
     """
+    cap = config.max_file_size * (NOTEBOOK_SIZE_FACTOR if is_notebook(path) else 1)
     try:
         info = os.stat(path)
     except OSError as exc:
@@ -124,16 +127,16 @@ def read_source(path: Path, config: LintConfig) -> str | Finding:
         return _not_checked(path, f"cannot read it ({what})")
     if not stat.S_ISREG(info.st_mode):
         return _not_checked(path, f"not a regular file ({_file_kind(path, info.st_mode)})")
-    if info.st_size > config.max_file_size:
-        size, limit = _megabytes(info.st_size), _megabytes(config.max_file_size)
+    if info.st_size > cap:
+        size, limit = _megabytes(info.st_size), _megabytes(cap)
         return _not_checked(path, f"{size} is over the {limit} limit (--max-file-size)")
     try:
         with open(path, "rb") as handle:
-            data = handle.read(min(config.max_file_size + 1, info.st_size + READ_SLACK))
+            data = handle.read(min(cap + 1, info.st_size + READ_SLACK))
     except OSError as exc:
         raise LintUsageError(f"{path}: cannot read ({exc.strerror})") from exc
-    if len(data) > config.max_file_size:  # grew since stat
-        return _not_checked(path, f"over the {_megabytes(config.max_file_size)} limit")
+    if len(data) > cap:  # grew since stat
+        return _not_checked(path, f"over the {_megabytes(cap)} limit")
     try:
         return data.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
@@ -149,7 +152,7 @@ def check_file(path: Path, config: LintConfig) -> tuple[list[Finding], str]:
     config = config.for_path(path)
     source = read_source(path, config)
     if is_notebook(path) and isinstance(source, str):
-        source = read_notebook_or_finding(path, source)
+        source = read_notebook_or_finding(path, source, config)
     if isinstance(source, Finding):
         skipped = source.message if source.code == NOT_CHECKED.code else ""
         return ([source] if config.selects(source.code) else []), skipped
@@ -158,14 +161,19 @@ def check_file(path: Path, config: LintConfig) -> tuple[list[Finding], str]:
     return lint_source(source, path, config), ""
 
 
-def read_notebook_or_finding(path: Path, raw: str) -> Notebook | Finding:
+def read_notebook_or_finding(path: Path, raw: str, config: LintConfig) -> Notebook | Finding:
     """The notebook, or the one finding that says why it cannot be linted."""
     try:
-        return read_notebook(path, raw)
+        notebook = read_notebook(path, raw)
     except OtherLanguage as exc:
         return _not_checked(path, str(exc))
     except NotNotebook as exc:
         return _finding(SYNTAX_ERROR, path, (1, 1, 1, 1), str(exc))
+    code = len(notebook.source.encode("utf-8"))
+    if code > config.max_file_size:
+        size, limit = _megabytes(code), _megabytes(config.max_file_size)
+        return _not_checked(path, f"its code is {size}, over the {limit} limit (--max-file-size)")
+    return notebook
 
 
 def lint_notebook(notebook: Notebook, config: LintConfig) -> list[Finding]:

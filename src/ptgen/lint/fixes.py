@@ -77,7 +77,7 @@ def fix_file(path: Path, config: LintConfig, unsafe: bool = False) -> FixResult:
 
 def _fix_notebook(path: Path, raw: str, config: LintConfig, unsafe: bool) -> FixResult:
     """Only the fixed cells' sources change; outputs, metadata and layout stay as they were."""
-    notebook = read_notebook_or_finding(path, raw)
+    notebook = read_notebook_or_finding(path, raw, config)
     if not isinstance(notebook, Notebook):
         return FixResult(path, "", "")
     _, applied = fix_source(notebook.source, lint_source(notebook.source, path, config), unsafe)
@@ -96,13 +96,15 @@ def fill_edits(findings: list[Finding], config: LintConfig) -> None:
     for path, found in by_path.items():
         source = read_source(path, config)
         if isinstance(source, str) and is_notebook(path):
-            _fill_notebook_edits(path, source, found)
+            _fill_notebook_edits(path, source, found, config)
         elif isinstance(source, str):
             fix_source(source, found, unsafe=True)
 
 
-def _fill_notebook_edits(path: Path, raw: str, findings: list[Finding]) -> None:
-    notebook = read_notebook_or_finding(path, raw)
+def _fill_notebook_edits(
+    path: Path, raw: str, findings: list[Finding], config: LintConfig
+) -> None:
+    notebook = read_notebook_or_finding(path, raw, config)
     if not isinstance(notebook, Notebook):
         return
     joined = [notebook.unlocate(f) for f in findings]

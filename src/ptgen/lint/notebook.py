@@ -115,7 +115,7 @@ def read_notebook(path: Path, raw: str) -> Notebook:
             continue
         python = python_lines(text)
         if _syntax_error(python) is not None and _syntax_error(text) is None:
-            python = text  # a `%` or `?` line inside a bracket: plain Python after all
+            python = text.rstrip("\n") + "\n"  # a `%` or `?` line in brackets: Python after all
         found = Cell(number, text, start, python.count("\n"))
         error = _syntax_error(python)
         if error is not None:
