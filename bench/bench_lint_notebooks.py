@@ -26,7 +26,7 @@ from pathlib import Path
 import nbformat
 
 from ptgen.lint import LintConfig, fix_paths, lint_paths
-from ptgen.lint.notebook import python_lines
+from ptgen.lint.notebook import cell_python
 
 CELL_MARK = "# %%"
 
@@ -85,11 +85,10 @@ def check_fixes(tree: Path, work: Path, config: LintConfig) -> dict[str, object]
         cells = nbformat.read(result.path, as_version=4).cells  # raises if not valid JSON
         nbformat.validate(nbformat.read(result.path, as_version=4))
         for cell in cells:
-            if cell.cell_type == "code" and not cell.source.lstrip().startswith("%%"):
-                try:
-                    ast.parse(python_lines(cell.source))
-                except SyntaxError:
-                    broken.append(str(result.path))
+            try:
+                ast.parse(cell_python(cell.source) or "" if cell.cell_type == "code" else "")
+            except SyntaxError:
+                broken.append(str(result.path))
     applied = sum(len(r.applied) for r in results)
     return {"notebooks_fixed": len(results), "fixes_applied": applied, "broken_cells": broken}
 

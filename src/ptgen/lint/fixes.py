@@ -101,9 +101,7 @@ def fill_edits(findings: list[Finding], config: LintConfig) -> None:
             fix_source(source, found, unsafe=True)
 
 
-def _fill_notebook_edits(
-    path: Path, raw: str, findings: list[Finding], config: LintConfig
-) -> None:
+def _fill_notebook_edits(path: Path, raw: str, findings: list[Finding], config: LintConfig) -> None:
     notebook = read_notebook_or_finding(path, raw, config)
     if not isinstance(notebook, Notebook):
         return

@@ -111,11 +111,9 @@ def read_notebook(path: Path, raw: str) -> Notebook:
     cells, broken, parts, start = [], [], [], 1
     for number, cell in enumerate(data["cells"], start=1):
         text = _cell_text(cell, number)
-        if text is None or not _is_python_cell(text):
+        python = cell_python(text) if text is not None else None
+        if text is None or python is None:
             continue
-        python = python_lines(text)
-        if _syntax_error(python) is not None and _syntax_error(text) is None:
-            python = text.rstrip("\n") + "\n"  # a `%` or `?` line in brackets: Python after all
         found = Cell(number, text, start, python.count("\n"))
         error = _syntax_error(python)
         if error is not None:
@@ -147,11 +145,15 @@ def _cell_text(cell: object, number: int) -> str | None:
     raise NotNotebook(f"not a notebook: cell {number} has no text source")
 
 
-def _is_python_cell(text: str) -> bool:
+def cell_python(text: str) -> str | None:
+    """A code cell's source as the Python to lint; None for a cell of another language."""
     first = text.lstrip().split("\n", 1)[0]
-    if not first.startswith("%%"):
-        return True
-    return first[2:].split(" ", 1)[0].strip() in PYTHON_CELL_MAGICS
+    if first.startswith("%%") and first[2:].split(" ", 1)[0].strip() not in PYTHON_CELL_MAGICS:
+        return None
+    python = python_lines(text)
+    if _syntax_error(python) is not None and _syntax_error(text) is None:
+        return text.rstrip("\n") + "\n"  # a `%` or `?` line inside brackets: Python after all
+    return python
 
 
 def python_lines(text: str) -> str:
@@ -159,8 +161,8 @@ def python_lines(text: str) -> str:
     the text always ends with a newline so that the next cell starts on a line of its own."""
     out, continued = [], False
     for line in text.split("\n"):
-        ipython = continued or line.lstrip().startswith("%%") or IPYTHON_LINE_RE.match(line)
-        if ipython and not _is_python(line):
+        ipython = line.lstrip().startswith("%%") or IPYTHON_LINE_RE.match(line)
+        if continued or (ipython and not _is_python(line)):
             indent = line[: len(line) - len(line.lstrip())]
             out.append(f"{indent}pass")
             continued = line.rstrip().endswith("\\")
