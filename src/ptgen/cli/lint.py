@@ -88,6 +88,13 @@ def lint(
             help="Skip (and report as PGN002) files larger than this, e.g. 2MB [default: 1MB]."
         ),
     ] = None,
+    server: Annotated[
+        bool,
+        typer.Option(
+            "--server",
+            help="Run as a Language Server on stdin/stdout for editors (needs the `lsp` extra).",
+        ),
+    ] = False,
 ) -> None:
     """Find the pytorch-patterns anti-patterns in PyTorch code.
 
@@ -95,6 +102,8 @@ def lint(
 
     Exit codes: 0 clean, 1 findings at or above --fail-on, 2 usage or internal error.
     """
+    if server:
+        _serve()
     from ptgen.lint import LintUsageError, lint_run, load_config
 
     targets = paths or [Path(".")]
@@ -131,6 +140,21 @@ def lint(
         typer.echo(summary, err=output_format != OutputFormat.text)
     failing = any(f.severity >= config.fail_on for f in findings)
     raise typer.Exit(1 if failing and not exit_zero and not diff else 0)
+
+
+def _serve() -> None:
+    try:
+        from ptgen.lint.server import serve
+    except ImportError as exc:
+        missing = (exc.name or "pygls").split(".")[0]
+        typer.secho(
+            f"error: ptgen lint --server needs {missing}: pip install 'ptgen[lsp]'",
+            fg=typer.colors.RED,
+            err=True,
+        )
+        raise typer.Exit(1) from None
+    serve()
+    raise typer.Exit(0)
 
 
 def _all_read(run: object) -> bool:
