@@ -11,6 +11,11 @@ other helpers, in the same file) is checked like the forward, and its parameter 
 hazard when some caller passes it one: the forward's input, or the output of an op
 that saves its output. A helper called with a fresh tensor (`block(self.conv(x), r)`)
 may change that argument in place.
+
+Any other function is checked too, for what it shows itself: a name bound to the output
+of a torch op that saves it (`x = F.relu(x, inplace=True)`, then `x += residual`) is
+flagged wherever it stands. Its parameters are not judged (its callers are unknown), and
+`math.exp` / `np.tanh` are not torch ops.
 """
 
 from __future__ import annotations
@@ -27,7 +32,7 @@ from ptgen.lint.context import (
     kwarg,
     position,
 )
-from ptgen.lint.dataflow import binding_statement
+from ptgen.lint.dataflow import aliases, binding_statement
 from ptgen.lint.model import Severity
 from ptgen.lint.patterns import in_forward
 from ptgen.lint.registry import NO_FIX, UNSAFE, Hit, rule
@@ -53,34 +58,39 @@ SAVES_OUTPUT = {
 }
 
 
+NOT_TORCH = {"math", "cmath", "np", "numpy", "jnp", "jax", "scipy", "sympy", "tf", "random"}
 HELPERS_KEY = "inplace:helpers"
 Function = ast.FunctionDef | ast.AsyncFunctionDef
 
 
 def _checked_scope(ctx: FileContext, node: ast.AST) -> bool:
-    """In an `nn.Module.forward`, a helper it calls, or at module level (as in the guide),
-    outside no_grad."""
-    scope = ctx.scope(node)
-    if not (in_forward(ctx, node) or scope is ctx.tree or scope in forward_helpers(ctx)):
-        return False
+    """Outside no_grad / inference_mode (where autograd keeps nothing)."""
     return not any(
         any(a is region for a in ctx.ancestors(node)) for region, _ in no_grad_regions(ctx)
     )
 
 
-def _saving_op(binding: ast.AST | None) -> str:
+def _saving_op(ctx: FileContext, binding: ast.AST | None) -> str:
     """`relu` for `x = F.relu(...)` / `x = self.relu(x)`; "" for anything else."""
     value = getattr(binding, "value", None)
     single = (
         isinstance(binding, (ast.Assign, ast.AnnAssign))
         and len(getattr(binding, "targets", [binding])) == 1
     )
-    return _saving_call(value) if single else ""
+    return _saving_call(ctx, value) if single else ""
 
 
-def _saving_call(value: ast.AST | None) -> str:
+def _maybe_torch(ctx: FileContext, call: ast.Call) -> bool:
+    """`F.relu`, `torch.exp`, `x.exp()`, `self.act(x)`; not `math.exp` or an imported
+    module's function of another library (`np.tanh`, `cute.math.exp2`)."""
+    head = dotted(call.func).split(".")[0]
+    module = aliases(ctx).get(head, head if head in NOT_TORCH else "torch")
+    return module.split(".")[0] == "torch"
+
+
+def _saving_call(ctx: FileContext, value: ast.AST | None) -> str:
     """`relu` for `F.relu(...)` / `self.relu(x)` / `x.relu_()`; "" for anything else."""
-    if not isinstance(value, ast.Call):
+    if not isinstance(value, ast.Call) or not _maybe_torch(ctx, value):
         return ""
     last = call_name(value).rstrip("_").lower()
     return last if last in SAVES_OUTPUT else ""
@@ -178,8 +188,9 @@ def _passed_hazard(
         if isinstance(passed, ast.Name) and ctx.scope(call) not in seen:
             found = hazard(ctx, passed.id, call, seen | {helper})
             why = found[0] if found else None
-        elif _saving_call(passed):
-            why = f"holds the output of `{_saving_call(passed)}`, which autograd keeps for backward"
+        elif _saving_call(ctx, passed):
+            op = _saving_call(ctx, passed)
+            why = f"holds the output of `{op}`, which autograd keeps for backward"
         if why:
             caller = getattr(ctx.scope(call), "name", "?")
             return f"comes from `{caller}`, where it {why}", UNSAFE
@@ -194,14 +205,14 @@ def hazard(
     scope = ctx.scope(at)
     if binding is None and name in _parameters(scope) and scope in forward_helpers(ctx):
         return _passed_hazard(ctx, scope, name, seen)
-    if binding is None and name in _parameters(scope):
+    if binding is None and name in _parameters(scope) and in_forward(ctx, at):
         return (
             "is the forward's input (the caller's tensor; a leaf that requires grad raises)",
             UNSAFE,
         )
     if binding is None and ctx.scope(at) is ctx.tree:
         return "comes from elsewhere and may be needed by autograd", UNSAFE
-    op = _saving_op(binding)
+    op = _saving_op(ctx, binding)
     if not op:
         return None
     why = f"holds the output of `{op}`, which autograd keeps for backward"
