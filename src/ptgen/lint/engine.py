@@ -9,43 +9,17 @@ from collections.abc import Iterable, Iterator
 from dataclasses import replace
 from pathlib import Path
 
-from ptgen.lint import (
-    rules_correctness,
-    rules_deprecated,
-    rules_device,
-    rules_inplace,
-    rules_model,
-    rules_numerics,
-    rules_perf,
-    rules_repro,
-    rules_serial,
-    rules_torchvision,
-    rules_training,
-)
 from ptgen.lint.config import LintConfig, LintUsageError
-from ptgen.lint.context import FileContext, kwarg
-from ptgen.lint.model import Finding, Fix, Rule
+from ptgen.lint.context import FileContext
+from ptgen.lint.model import NO_FIX, UNSAFE, Finding, Fix, Rule
 from ptgen.lint.noqa import parse_suppressions
 from ptgen.lint.notebook import SUFFIX as NOTEBOOK
 from ptgen.lint.notebook import Notebook, NotNotebook, OtherLanguage, is_notebook, read_notebook
-from ptgen.lint.registry import CHECKS, NO_FIX, NOT_CHECKED, SYNTAX_ERROR, UNSAFE
+from ptgen.lint.registry import CHECKED, NOT_CHECKED, SYNTAX_ERROR
 
 READ_SLACK = 1 << 16  # read past the stat size, in case the file grew (never the whole cap)
 NOTEBOOK_SIZE_FACTOR = 50  # a notebook's file may be this much larger than its code (outputs)
 TOO_DEEP = "nested too deeply to analyse (Python's recursion limit)"
-RULE_MODULES = (
-    rules_correctness,
-    rules_inplace,
-    rules_training,
-    rules_model,
-    rules_device,
-    rules_repro,
-    rules_serial,
-    rules_perf,
-    rules_deprecated,
-    rules_numerics,
-    rules_torchvision,
-)
 SKIPPED_DIRS = {
     ".git",
     ".hg",
@@ -203,41 +177,20 @@ def _megabytes(size: int) -> str:
 
 
 def _run_rules(ctx: FileContext, config: LintConfig) -> Iterator[Finding]:
-    for rule, check in CHECKS:
+    for rule in CHECKED:
         if not config.selects(rule.code):
             continue
-        for node, message, *override in check(ctx):
+        for node, message, *override in rule.check(ctx):  # type: ignore[misc]
             fix = _fix(rule, node, override[0] if override else "")
             yield _finding(rule, ctx.path, ctx.span(node), message, fix)
 
 
 def _fix(rule: Rule, node: ast.AST, override: str) -> Fix | None:
     """Whether this finding has a fix (edits are filled in by ptgen.lint.fixes on demand)."""
-    if rule.fix is None or override == NO_FIX:
+    if rule.fix is None or override == NO_FIX or not rule.fix.offered(node):
         return None
-    kind, _, argument = rule.fix.partition(":")
-    if kind == "drop-kwarg" and (not isinstance(node, ast.Call) or kwarg(node, argument) is None):
-        return None
-    if kind == "rename-attr" and not isinstance(node, ast.Attribute):
-        return None
-    applicability = "unsafe" if rule.unsafe_fix or override == UNSAFE else "safe"
-    return Fix(applicability, FIX_MESSAGES.get(rule.fix, rule.fix))
-
-
-FIX_MESSAGES = {
-    "augassign": "Rewrite as an out-of-place assignment",
-    "rename-api": "Use the replacement",
-    "drop-kwarg:inplace": "Remove `inplace=True`",
-    "drop-kwarg:persistent_workers": "Remove `persistent_workers=True`",
-    "drop-kwarg:set_to_none": "Remove `set_to_none=False`",
-    "drop-kwarg:shuffle": "Remove `shuffle=True`",
-    "rename-attr:requires_grad": "Rename to `requires_grad`",
-    "state-dict": "Save `.state_dict()` instead of the module",
-    "weights-only": "Load with `weights_only=True`",
-    "use-reentrant": "Pass `use_reentrant=False`",
-    "weights": "Pass `weights=` instead of `pretrained=`",
-    "from-import": "Write it as `from torchvision import ...`",
-}
+    applicability = "unsafe" if rule.fix.unsafe or override == UNSAFE else "safe"
+    return Fix(applicability, rule.fix.message)
 
 
 def _finding(
