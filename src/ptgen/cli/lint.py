@@ -5,12 +5,15 @@ from __future__ import annotations
 import difflib
 from enum import Enum
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 from ptgen.cli import app
 from ptgen.errors import PtgenError
+
+if TYPE_CHECKING:
+    from ptgen.lint import LintRun
 
 
 class OutputFormat(str, Enum):
@@ -157,8 +160,8 @@ def _serve() -> None:
     raise typer.Exit(0)
 
 
-def _all_read(run: object) -> bool:
-    return bool(run.checked) and not run.skipped  # type: ignore[attr-defined]
+def _all_read(run: LintRun) -> bool:
+    return bool(run.checked) and not run.skipped
 
 
 def _report(
