@@ -41,7 +41,7 @@ def source_files(paths: Iterable[Path], config: LintConfig | None = None) -> Ite
     caches and the config's `extend-exclude` (a path given by name is always linted).
 
     Paths that exist but are no regular file (a FIFO, a link to a device) are yielded
-    too: `lint_file` reports them as PGN002 instead of reading them.
+    too: `check_file` reports them as PGN002 instead of reading them.
     """
     for path in paths:
         if path.is_dir():
@@ -115,10 +115,6 @@ def read_source(path: Path, config: LintConfig) -> str | Finding:
         return data.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
         return _finding(SYNTAX_ERROR, path, (1, 1, 1, 1), f"not UTF-8 text ({exc.reason})")
-
-
-def lint_file(path: Path, config: LintConfig) -> list[Finding]:
-    return check_file(path, config)[0]
 
 
 def check_file(path: Path, config: LintConfig) -> tuple[list[Finding], str]:
