@@ -157,7 +157,13 @@ def test_real_notebooks_match_their_export_and_stay_valid_when_fixed(tmp_path: P
         from_py = {(f.code, *lines[f.line]) for f in lint_paths([exported], config=LintConfig())}
         assert from_py and from_py <= set(where(path))
     before = [nbformat.read(p, as_version=4) for p in notebooks]
+    raw = [p.read_text(encoding="utf-8").splitlines() for p in notebooks]
     assert sum(len(r.applied) for r in fix_paths(notebooks, config=LintConfig())) == 1
+    after = [p.read_text(encoding="utf-8").splitlines() for p in notebooks]
+    changed = [
+        sum(a != b for a, b in zip(x, y, strict=True)) for x, y in zip(raw, after, strict=True)
+    ]
+    assert changed == [0, 1]  # the pretrained= line; every other byte as Jupyter wrote it
     for path, old in zip(notebooks, before, strict=True):
         new = nbformat.read(path, as_version=4)
         nbformat.validate(new)
