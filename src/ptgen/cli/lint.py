@@ -5,12 +5,15 @@ from __future__ import annotations
 import difflib
 from enum import Enum
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 from ptgen.cli import app
 from ptgen.errors import PtgenError
+
+if TYPE_CHECKING:
+    from ptgen.lint import LintRun
 
 
 class OutputFormat(str, Enum):
@@ -88,6 +91,13 @@ def lint(
             help="Skip (and report as PGN002) files larger than this, e.g. 2MB [default: 1MB]."
         ),
     ] = None,
+    server: Annotated[
+        bool,
+        typer.Option(
+            "--server",
+            help="Run as a Language Server on stdin/stdout for editors (needs the `lsp` extra).",
+        ),
+    ] = False,
 ) -> None:
     """Find the pytorch-patterns anti-patterns in PyTorch code.
 
@@ -95,7 +105,9 @@ def lint(
 
     Exit codes: 0 clean, 1 findings at or above --fail-on, 2 usage or internal error.
     """
-    from ptgen.lint import LintUsageError, lint_paths, load_config
+    if server:
+        _serve()
+    from ptgen.lint import LintUsageError, lint_run, load_config
 
     targets = paths or [Path(".")]
     try:
@@ -109,7 +121,8 @@ def lint(
         )
         if fix or diff:
             _apply_fixes(targets, config, unsafe_fixes, diff, show_fixes)
-        findings = lint_paths(targets, config=config)
+        run = lint_run(targets, config)
+        findings = run.findings
         if output_format in (OutputFormat.json, OutputFormat.sarif) or show_fixes:
             _fill_edits(findings, config)
     except LintUsageError as exc:
@@ -119,10 +132,36 @@ def lint(
         typer.secho(f"error: internal: {exc}", fg=typer.colors.RED, err=True)
         raise typer.Exit(2) from None
     report = _report(findings, output_format, unsafe_fixes, statistics, show_fixes)
+    if report and not (findings or output_format != OutputFormat.text or _all_read(run)):
+        report = ""  # never "All checks passed!" about files that were not read
     if report:
         typer.echo(report)
+    if not _all_read(run):
+        from ptgen.lint.reporters import files_summary
+
+        summary = files_summary(len(run.checked), run.skipped)
+        typer.echo(summary, err=output_format != OutputFormat.text)
     failing = any(f.severity >= config.fail_on for f in findings)
     raise typer.Exit(1 if failing and not exit_zero and not diff else 0)
+
+
+def _serve() -> None:
+    try:
+        from ptgen.lint.server import serve
+    except ImportError as exc:
+        missing = (exc.name or "pygls").split(".")[0]
+        typer.secho(
+            f"error: ptgen lint --server needs {missing}: pip install 'ptgen[lsp]'",
+            fg=typer.colors.RED,
+            err=True,
+        )
+        raise typer.Exit(1) from None
+    serve()
+    raise typer.Exit(0)
+
+
+def _all_read(run: LintRun) -> bool:
+    return bool(run.checked) and not run.skipped
 
 
 def _report(

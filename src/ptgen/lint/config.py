@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
+from fnmatch import fnmatch
 from importlib import metadata
 from pathlib import Path
 from typing import Any
@@ -30,6 +31,30 @@ class LintConfig:
     target_torch: tuple[int, int] = UNKNOWN_TORCH
     fail_on: Severity = Severity.INFO
     max_file_size: int = MAX_FILE_SIZE  # bytes; larger files are reported (PGN002), not read
+    per_file_ignores: dict[str, list[str]] = field(default_factory=dict)  # glob -> codes
+    extend_exclude: list[str] = field(default_factory=list)  # globs skipped in folders
+    root: Path = field(default_factory=Path.cwd)  # globs are relative to this folder
+
+    def for_path(self, path: Path) -> LintConfig:
+        """This config with the `per-file-ignores` that match `path` added to `ignore`."""
+        matched = [c for g, c in self.per_file_ignores.items() if self.matches(path, g)]
+        extra = [code for codes in matched for code in codes]
+        return replace(self, ignore=[*self.ignore, *extra]) if extra else self
+
+    def excludes(self, path: Path) -> bool:
+        return any(self.matches(path, glob) for glob in self.extend_exclude)
+
+    def matches(self, path: Path, glob: str) -> bool:
+        """Ruff's way: the glob against the path from the root (`**/` may match no folder),
+        or against the file or folder name when the glob has no `/`."""
+        try:
+            relative = path.resolve().relative_to(self.root.resolve()).as_posix()
+        except ValueError:
+            relative = path.as_posix()
+        globs = {glob.rstrip("/"), glob.rstrip("/").replace("**/", "")}
+        if "/" not in glob.rstrip("/"):
+            return any(fnmatch(part, g) for part in Path(relative).parts for g in globs)
+        return any(fnmatch(relative, g) or fnmatch(relative, g + "/*") for g in globs)
 
     def selects(self, code: str) -> bool:
         """The most specific matching prefix wins; `ignore` wins a tie.
@@ -85,6 +110,20 @@ def find_pyproject(start: Path) -> Path | None:
     return None
 
 
+def _per_file_ignores(table: dict[str, Any]) -> dict[str, list[str]]:
+    found = table.get("per-file-ignores", {})
+    if not isinstance(found, dict) or not all(isinstance(v, list) for v in found.values()):
+        raise LintUsageError('per-file-ignores: expected a table of glob = ["CODE", ...]')
+    return {glob: check_codes(codes) for glob, codes in found.items()}
+
+
+def _globs(table: dict[str, Any], key: str) -> list[str]:
+    found = table.get(key, [])
+    if not isinstance(found, list) or not all(isinstance(g, str) for g in found):
+        raise LintUsageError(f'{key}: expected a list of globs, e.g. ["notebooks/scratch/*"]')
+    return found
+
+
 def read_table(pyproject: Path | None) -> dict[str, Any]:
     if pyproject is None:
         return {}
@@ -106,7 +145,8 @@ def load_config(
     max_file_size: str | None = None,
 ) -> LintConfig:
     """Options given here win over the file (`ignore` adds to it); the file over defaults."""
-    table = read_table(find_pyproject(start))
+    pyproject = find_pyproject(start)
+    table = read_table(pyproject)
     chosen_select = select if select is not None else table.get("select")
     version = target_torch or table.get("target-torch")
     try:
@@ -119,4 +159,7 @@ def load_config(
         target_torch=parse_version(str(version)) if version else installed_torch(),
         fail_on=severity,
         max_file_size=parse_size(max_file_size or table.get("max-file-size", MAX_FILE_SIZE)),
+        per_file_ignores=_per_file_ignores(table),
+        extend_exclude=_globs(table, "extend-exclude"),
+        root=pyproject.parent if pyproject else Path.cwd(),
     )

@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import ast
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from enum import IntEnum
 from pathlib import Path
+from typing import Any
 
 DOCS = "docs/lint.md"
 
@@ -28,14 +31,45 @@ class Severity(IntEnum):
         return self.name.lower()
 
 
+# What a check yields: the node to report and the message; a third item, NO_FIX or
+# UNSAFE, withholds or demotes the rule's fix for this finding (where it would change
+# behaviour).
+Hit = tuple[ast.AST, str] | tuple[ast.AST, str, str]
+NO_FIX = "none"
+UNSAFE = "unsafe"
+Check = Callable[[Any], Iterator[Hit]]  # FileContext -> hits
+Rewrite = Callable[[Any], Any]  # the reported LibCST node -> its replacement, or None
+
+
+def _always(node: ast.AST) -> bool:
+    return True
+
+
+@dataclass(frozen=True)
+class RuleFix:
+    """A rule's fix: what it does, how, and whether it is safe. `rewrite` gets the LibCST
+    node of the finding (it imports LibCST itself, so linting never pays for it);
+    `offered` says from the ast node whether this finding gets the fix at all."""
+
+    message: str
+    rewrite: Rewrite
+    unsafe: bool = False
+    offered: Callable[[ast.AST], bool] = _always
+
+
 @dataclass(frozen=True)
 class Rule:
     code: str  # e.g. PGN105
     name: str  # kebab-case, e.g. persistent-workers-without-workers
     severity: Severity
     summary: str  # one line for the docs and SARIF
-    fix: str | None = None  # fix kind understood by ptgen.lint.fixes
-    unsafe_fix: bool = False  # True: applied only with --unsafe-fixes
+    check: Check | None = field(default=None, compare=False, repr=False)  # None: file-level
+    fix: RuleFix | None = None
+
+    @property
+    def unsafe_fix(self) -> bool:
+        """True: its fix is applied only with --unsafe-fixes."""
+        return self.fix is not None and self.fix.unsafe
 
     @property
     def url(self) -> str:
@@ -72,11 +106,18 @@ class Finding:
     end_col: int
     severity: Severity
     fix: Fix | None = None
+    cell: int | None = None  # in a notebook: the cell (1-based), and line counts in it
 
     def fixable(self, unsafe: bool) -> bool:
         """`--fix` applies this finding's fix (unsafe ones only with `--unsafe-fixes`)."""
         return self.fix is not None and (unsafe or self.fix.applicability == "safe")
 
     @property
-    def sort_key(self) -> tuple[str, int, int, str]:
-        return (str(self.path), self.line, self.col, self.code)
+    def sort_key(self) -> tuple[str, int, int, int, str]:
+        return (str(self.path), self.cell or 0, self.line, self.col, self.code)
+
+    @property
+    def where(self) -> str:
+        """`train.py:3:1`, or `course.ipynb:cell 4:3:1` in a notebook."""
+        cell = f":cell {self.cell}" if self.cell is not None else ""
+        return f"{self.path}{cell}:{self.line}:{self.col}"

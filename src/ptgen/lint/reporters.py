@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 from ptgen import __version__
@@ -18,7 +19,7 @@ def text(findings: list[Finding], unsafe: bool = False) -> str:
     lines = []
     for f in findings:
         mark = " [*]" if f.fixable(unsafe) else ""
-        lines.append(f"{f.path}:{f.line}:{f.col}: {f.code}{mark} {f.message}")
+        lines.append(f"{f.where}: {f.code}{mark} {f.message}")
     if not findings:
         return "All checks passed!"
     fixable = sum(f.fixable(unsafe) for f in findings)
@@ -101,6 +102,7 @@ def as_json(findings: list[Finding], unsafe: bool = False) -> str:
             "url": RULES[f.code].url,
             "filename": str(f.path),
             "noqa_row": f.line,
+            "cell": f.cell,
         }
         for f in findings
     ]
@@ -124,6 +126,7 @@ def sarif(findings: list[Finding], unsafe: bool = False) -> str:
             "level": SARIF_LEVEL[f.severity],
             "message": {"text": f.message},
             "locations": [_sarif_location(f)],
+            **({"properties": {"cell": f.cell}} if f.cell is not None else {}),
         }
         for f in findings
     ]
@@ -151,9 +154,22 @@ def github(findings: list[Finding], unsafe: bool = False) -> str:
     return "\n".join(
         f"::{GITHUB_LEVEL[f.severity]} title=ptgen lint ({f.code}),file={f.path},"
         f"line={f.line},col={f.col},endLine={f.end_line},endColumn={f.end_col}::"
-        f"{f.code} {f.message}"
+        f"{f.code} {_in_cell(f)}{f.message}"
         for f in findings
     )
+
+
+def _in_cell(f: Finding) -> str:
+    return f"(cell {f.cell}, line {f.line}) " if f.cell is not None else ""
+
+
+def files_summary(checked: int, skipped: dict[Path, str]) -> str:
+    """What was read: replaces "All checks passed!" when some files were not."""
+    if not checked and not skipped:
+        return "No Python files or notebooks found to check."
+    lines = [f"Checked {checked} file{'s' * (checked != 1)}; skipped {len(skipped)} (not read):"]
+    lines += [f"  {path}: {why}" for path, why in skipped.items()]
+    return "\n".join(lines)
 
 
 REPORTERS: dict[str, Callable[[list[Finding], bool], str]] = {

@@ -7,12 +7,15 @@ import re
 from collections.abc import Iterator
 
 from ptgen.lint.context import FileContext, call_name, dotted, kwarg, receiver
-from ptgen.lint.model import Severity
+from ptgen.lint.model import Hit, Rule, Severity
 from ptgen.lint.patterns import cuda_guarded, is_model_expr, step_loops
-from ptgen.lint.registry import Hit, rule
 
 DEVICE_NAME_RE = re.compile(r"(^|_)device$")
+
+
 TRAINING_ITER_RE = re.compile(r"loader|batch|data|epoch", re.I)
+
+
 NOT_A_DEVICE_RE = re.compile(r"float|half|bfloat|dtype|int\d|memory_format")
 
 
@@ -39,19 +42,16 @@ def _hardcoded_cuda(call: ast.Call) -> str:
     return ""
 
 
-@rule(
-    "PGN201",
-    "hardcoded-cuda",
-    Severity.WARNING,
-    'CUDA hard-coded (`.cuda()`, `device="cuda"`) with no availability check.',
-)
 def hardcoded_cuda(ctx: FileContext) -> Iterator[Hit]:
     for call in ctx.calls:
         how = _hardcoded_cuda(call)
         if how and not cuda_guarded(ctx, call):
-            yield call, (
-                f'{how} fails on machines without CUDA; choose the device once (`"cuda" if '
-                'torch.cuda.is_available() else "cpu"`) and use `.to(device)`'
+            yield (
+                call,
+                (
+                    f'{how} fails on machines without CUDA; choose the device once (`"cuda" if '
+                    'torch.cuda.is_available() else "cpu"`) and use `.to(device)`'
+                ),
             )
 
 
@@ -79,12 +79,6 @@ def _rebound_in_loop(loop: ast.AST, name: str, move: ast.Call) -> bool:
     return False
 
 
-@rule(
-    "PGN202",
-    "model-to-device-in-loop",
-    Severity.WARNING,
-    "A model moved to a device inside the training loop.",
-)
 def model_to_device_in_loop(ctx: FileContext) -> Iterator[Hit]:
     for call in ctx.calls:
         model = receiver(call)
@@ -97,9 +91,12 @@ def model_to_device_in_loop(ctx: FileContext) -> Iterator[Hit]:
         loop = _training_loop(ctx, call)
         if loop is None or _rebound_in_loop(loop, dotted(model), call):
             continue
-        yield call, (
-            f"`{dotted(model)}` is moved to the device on every iteration of the loop; "
-            "move it once before the loop"
+        yield (
+            call,
+            (
+                f"`{dotted(model)}` is moved to the device on every iteration of the loop; "
+                "move it once before the loop"
+            ),
         )
 
 
@@ -115,12 +112,6 @@ def _uses_device_variable(ctx: FileContext, scope: ast.AST) -> bool:
     return False
 
 
-@rule(
-    "PGN203",
-    "hardcoded-autocast-device",
-    Severity.WARNING,
-    '`autocast("cuda")` where the device is a variable.',
-)
 def hardcoded_autocast_device(ctx: FileContext) -> Iterator[Hit]:
     for call in ctx.calls:
         if call_name(call) != "autocast":
@@ -131,9 +122,12 @@ def hardcoded_autocast_device(ctx: FileContext) -> Iterator[Hit]:
             continue
         if _uses_device_variable(ctx, ctx.scope(call)):
             what = "torch.cuda.amp.autocast()" if legacy else 'autocast("cuda")'
-            yield call, (
-                f"`{what}` ignores the `device` variable in scope; use "
-                "`torch.autocast(device_type=device.type)` so CPU/MPS runs work"
+            yield (
+                call,
+                (
+                    f"`{what}` ignores the `device` variable in scope; use "
+                    "`torch.autocast(device_type=device.type)` so CPU/MPS runs work"
+                ),
             )
 
 
@@ -142,3 +136,28 @@ def cuda_guarded_by_if(ctx: FileContext, node: ast.AST) -> bool:
         isinstance(p, (ast.If, ast.IfExp)) and "cuda" in ctx.segment(p.test)
         for p in ctx.ancestors(node)
     )
+
+
+RULES: tuple[Rule, ...] = (
+    Rule(
+        "PGN201",
+        "hardcoded-cuda",
+        Severity.WARNING,
+        'CUDA hard-coded (`.cuda()`, `device="cuda"`) with no availability check.',
+        hardcoded_cuda,
+    ),
+    Rule(
+        "PGN202",
+        "model-to-device-in-loop",
+        Severity.WARNING,
+        "A model moved to a device inside the training loop.",
+        model_to_device_in_loop,
+    ),
+    Rule(
+        "PGN203",
+        "hardcoded-autocast-device",
+        Severity.WARNING,
+        '`autocast("cuda")` where the device is a variable.',
+        hardcoded_autocast_device,
+    ),
+)
