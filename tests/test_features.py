@@ -11,11 +11,12 @@ import signal
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import copier
 import pytest
-from helpers import ALL_FEATURES, generate, run_in_project, tree_snapshot
+from helpers import ALL_FEATURES, PAGE, fill_disk, generate, run_in_project, tree_snapshot
 from typer.testing import CliRunner
 
 from ptgen import git
@@ -499,3 +500,21 @@ def test_a_feature_change_killed_while_it_writes_is_found_by_the_next_run(
     result = runner.invoke(app, ["add", "feature", "sweep", "--project", str(project)])
     assert result.exit_code == 0, result.output
     assert "sweep" in commands_of(project, "demo")
+
+
+def test_a_feature_change_on_a_full_disk_changes_nothing(
+    small_disk: Callable[[int], Path],
+) -> None:
+    """Item 8: all or nothing. The disk fills while the merge is written into the project
+    (a real tmpfs): one line, exit 1, and not one file of the project changed."""
+    disk = small_disk(4096)
+    project = generate(disk, "demo")
+    before = files_of(project)
+    fill_disk(disk, leave=3 * PAGE)  # the lock, the journal and one file of the merge
+
+    result = runner.invoke(app, ["add", "feature", "sweep", "--project", str(project)])
+
+    assert result.exit_code == 1 and "Traceback" not in result.output, result.output
+    assert len(result.output.strip().splitlines()) == 1, result.output
+    assert files_of(project) == before and git.git(project, "status", "--porcelain") == ""
+    assert not list((project / ".git").glob("ptgen*"))

@@ -51,19 +51,28 @@ def changing(project_dir: Path, command: str, *, write: bool = True) -> Iterator
             f"another ptgen command ({holder}) is changing {project_dir}: "
             "let it finish, then run this again"
         ) from None
+    except OSError as exc:  # the lock is the first thing written (a full disk, read-only)
+        raise _cannot_write(git_dir / LOCK_NAME, exc) from None
     try:
         journal = git_dir / JOURNAL_NAME
         _check_journal(project_dir, journal)
         if not write:
             yield
             return
-        _write_journal(project_dir, journal, command)
+        try:
+            _write_journal(project_dir, journal, command)
+        except OSError as exc:
+            raise _cannot_write(journal, exc) from None
         try:
             yield
         finally:  # applied or rolled back; a killed process never gets here
             journal.unlink(missing_ok=True)
     finally:
         lock.__exit__(None, None, None)
+
+
+def _cannot_write(path: Path, exc: OSError) -> PtgenError:
+    return PtgenError(f"cannot write {path}: {exc.strerror or exc}; nothing was changed")
 
 
 def _git_dir(project_dir: Path) -> Path:
@@ -80,8 +89,11 @@ def _write_journal(project_dir: Path, journal: Path, command: str) -> None:
     record = {"command": command, "head": _head(project_dir), "pid": os.getpid()}
     record["project"] = str(project_dir)
     tmp = journal.with_name(f"{journal.name}.{os.getpid()}.tmp")
-    tmp.write_text(json.dumps(record), encoding="utf-8")
-    os.replace(tmp, journal)
+    try:
+        tmp.write_text(json.dumps(record), encoding="utf-8")
+        os.replace(tmp, journal)
+    finally:
+        tmp.unlink(missing_ok=True)
 
 
 def _check_journal(project_dir: Path, journal: Path) -> None:
