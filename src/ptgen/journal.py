@@ -42,9 +42,23 @@ class ChangeInterrupted(PtgenError):
 def changing(project_dir: Path, command: str, *, write: bool = True) -> Iterator[None]:
     """Hold the project's lock (and, with `write`, its journal) around a change."""
     git_dir = _git_dir(project_dir)
+    with contextlib.ExitStack() as stack:
+        _lock(stack, project_dir, git_dir / LOCK_NAME)
+        journal = git_dir / JOURNAL_NAME
+        _check_journal(project_dir, journal)
+        if write:
+            try:
+                _write_journal(project_dir, journal, command)
+            except OSError as exc:
+                raise _cannot_write(journal, exc) from None
+            # applied or rolled back: the journal goes; a killed process never gets here
+            stack.callback(journal.unlink, missing_ok=True)
+        yield
+
+
+def _lock(stack: contextlib.ExitStack, project_dir: Path, path: Path) -> None:
     try:
-        lock = exclusive_lock(git_dir / LOCK_NAME, wait=False)
-        lock.__enter__()
+        stack.enter_context(exclusive_lock(path, wait=False))
     except LockHeld as exc:
         holder = f"PID {exc.pid}" if exc.pid else "another process"
         raise ProjectBusy(
@@ -52,23 +66,7 @@ def changing(project_dir: Path, command: str, *, write: bool = True) -> Iterator
             "let it finish, then run this again"
         ) from None
     except OSError as exc:  # the lock is the first thing written (a full disk, read-only)
-        raise _cannot_write(git_dir / LOCK_NAME, exc) from None
-    try:
-        journal = git_dir / JOURNAL_NAME
-        _check_journal(project_dir, journal)
-        if not write:
-            yield
-            return
-        try:
-            _write_journal(project_dir, journal, command)
-        except OSError as exc:
-            raise _cannot_write(journal, exc) from None
-        try:
-            yield
-        finally:  # applied or rolled back; a killed process never gets here
-            journal.unlink(missing_ok=True)
-    finally:
-        lock.__exit__(None, None, None)
+        raise _cannot_write(path, exc) from None
 
 
 def _cannot_write(path: Path, exc: OSError) -> PtgenError:

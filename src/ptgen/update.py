@@ -259,7 +259,8 @@ def _apply_clone(
         source, dest = clone / path, project_dir / path
         if source.is_file():
             files[dest] = source.read_bytes()
-            modes[dest] = stat.S_IMODE(source.stat().st_mode)
+            if not dest.exists():  # a file the user has keeps its mode
+                modes[dest] = stat.S_IMODE(source.stat().st_mode)
         elif dest.is_file() and path not in kept:
             remove.append(dest)
     write_files(files, modes, remove=remove)
