@@ -32,8 +32,7 @@ def test_version_names_a_development_template(
     version that `new project` records, not the release."""
     templates = tmp_path / "templates"
     shutil.copytree(REPO / "templates", templates)
-    readme = templates / "project" / "README.md.jinja"
-    readme.write_text(readme.read_text() + "\nA local change.\n")
+    (templates / "project" / "a-local-change.txt").write_text("not released yet\n")
     monkeypatch.setenv("PTGEN_TEMPLATES_DIR", str(templates))
     monkeypatch.setenv("PTGEN_CACHE_DIR", str(tmp_path / "cache"))
     newest = resolve_template().version  # builds this cache, as any generating command does
