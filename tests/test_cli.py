@@ -1,27 +1,53 @@
 from __future__ import annotations
 
+import shutil
 import subprocess
 import sys
+from pathlib import Path
 
-from helpers import run_ptgen
+import pytest
+from helpers import REPO, run_ptgen
+from packaging.version import Version
 from typer.testing import CliRunner
 
 from ptgen import __version__
 from ptgen.cli import app
+from ptgen.template_source import resolve_template
 
 runner = CliRunner()
 
 
-def test_version() -> None:
+def test_version_names_ptgen_and_the_template_it_generates_from() -> None:
+    """Issue 48: `ptgen 0.1.0` said nothing of the template (0.5.1) a project would get."""
     result = runner.invoke(app, ["--version"])
     assert result.exit_code == 0
-    assert result.output.strip() == f"ptgen {__version__}"
+    assert result.output.strip() == f"ptgen {__version__} (template {resolve_template().version})"
+    assert Version(__version__) >= Version("0.6.0")
 
 
-def test_help_does_not_import_heavy_modules() -> None:
+def test_version_names_a_development_template(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A template on disk newer than the newest release: --version says the development
+    version that `new project` records, not the release."""
+    templates = tmp_path / "templates"
+    shutil.copytree(REPO / "templates", templates)
+    (templates / "project" / "a-local-change.txt").write_text("not released yet\n")
+    monkeypatch.setenv("PTGEN_TEMPLATES_DIR", str(templates))
+    monkeypatch.setenv("PTGEN_CACHE_DIR", str(tmp_path / "cache"))
+    newest = resolve_template().version  # builds this cache, as any generating command does
+
+    result = runner.invoke(app, ["--version"])
+
+    assert result.exit_code == 0 and ".post" in newest
+    assert result.output.strip() == f"ptgen {__version__} (template {newest})"
+
+
+@pytest.mark.parametrize("option", ["--help", "--version"])
+def test_help_and_version_do_not_import_heavy_modules(option: str) -> None:
     code = (
         "import sys; from ptgen.cli import app; from typer.testing import CliRunner;"
-        "r = CliRunner().invoke(app, ['--help']); assert r.exit_code == 0, r.output;"
+        f"r = CliRunner().invoke(app, ['{option}']); assert r.exit_code == 0, r.output;"
         "print(sorted(m for m in ('torch', 'copier', 'black', 'libcst') if m in sys.modules))"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)

@@ -4,14 +4,19 @@ plain `copier update` works in a new project; a 0.2.0 project keeps every featur
 
 from __future__ import annotations
 
+import os
 import re
 import shutil
+import signal
 import subprocess
+import sys
+import time
+from collections.abc import Callable
 from pathlib import Path
 
 import copier
 import pytest
-from helpers import ALL_FEATURES, generate, run_in_project, tree_snapshot
+from helpers import ALL_FEATURES, PAGE, fill_disk, generate, run_in_project, tree_snapshot
 from typer.testing import CliRunner
 
 from ptgen import git
@@ -331,3 +336,178 @@ def test_pairwise_feature_combinations_render_clean_and_smoke(tmp_path: Path, ro
     assert all(COMMANDS[n] in help_text for n in chosen if n in COMMANDS)
     smoke = run_in_project(project, "-m", "pair", "smoke", "--steps", "3")
     assert smoke.returncode == 0 and smoke.stdout.count("PASS") == 4, smoke.stdout + smoke.stderr
+
+
+# --- issue 48: features come and go safely --------------------------------------------
+
+
+def commit_all(project: Path, message: str) -> None:
+    git.git(project, "add", "-A")
+    git.git(project, "commit", "-qm", message, env=git.commit_env(project))
+
+
+def test_removing_a_feature_keeps_its_file_that_the_user_edited(tmp_path: Path) -> None:
+    """Item 5: `remove feature ema` deleted src/PKG/ema.py with the user's own code in it."""
+    project = generate(tmp_path, "demo", features=("ema",))
+    ema = project / "src" / "demo" / "ema.py"
+    mine = ema.read_text() + "\n\ndef my_helper() -> int:\n    return 42\n"
+    ema.write_text(mine)
+    commit_all(project, "my helper in ema.py")
+
+    result = runner.invoke(app, ["remove", "feature", "ema", "--project", str(project)])
+
+    assert result.exit_code == 1, result.output
+    assert "conflict src/demo/ema.py" in result.output and "kept" in result.output
+    assert ema.read_text() == mine  # kept as the user left it
+    assert not (project / "tests" / "test_ema.py").exists()  # the unedited file went
+    assert "ema" not in (project / ".copier-answers.yml").read_text()
+
+
+def test_removing_a_feature_names_the_user_configs_that_still_set_its_keys(
+    tmp_path: Path,
+) -> None:
+    """Item 13: a user config that sets train.ema_decay would fail after the removal."""
+    project = generate(tmp_path, "demo", features=("ema",))
+    (project / "configs" / "fast.toml").write_text("[train]\nema_decay = 0.99\nlr = 0.01\n")
+    (project / "configs" / "plain.toml").write_text("[train]\nlr = 0.01\n")
+    commit_all(project, "my configs")
+
+    result = runner.invoke(app, ["remove", "feature", "ema", "--project", str(project)])
+
+    assert result.exit_code == 0, result.output
+    lines = [line for line in result.output.splitlines() if "still sets" in line]
+    assert lines == [
+        "configs/fast.toml still sets train.ema_decay, which the project no longer reads: "
+        "delete it there."
+    ], result.output
+    assert "ptgen add feature ema" in result.output
+    assert "ema_decay" in (project / "configs" / "fast.toml").read_text()  # the user's to edit
+
+
+@pytest.mark.parametrize(
+    "args", [["add", "feature", "sweep"], ["add", "model", "tiny", "--kind", "mlp"]]
+)
+def test_an_unknown_feature_in_the_answers_is_a_one_line_error(
+    tmp_path: Path, args: list[str]
+) -> None:
+    """Item 9: a name in `features` that no feature has was carried along silently."""
+    project = generate(tmp_path, "demo")
+    answers = project / ".copier-answers.yml"
+    answers.write_text(answers.read_text().replace("features: []", "features:\n- sweeep"))
+    commit_all(project, "a typo in the answers")
+    before = files_of(project)
+
+    result = runner.invoke(app, [*args, "--project", str(project)])
+
+    assert result.exit_code == 1 and "Traceback" not in result.output, result.output
+    (line,) = result.output.strip().splitlines()
+    assert "'sweeep'" in line and "sweep" in line.replace("'sweeep'", "") and "ema" in line
+    assert files_of(project) == before and git.git(project, "status", "--porcelain") == ""
+
+
+def start_ptgen(*args: str) -> subprocess.Popen[str]:
+    return subprocess.Popen(
+        [sys.executable, "-m", "ptgen", *args],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+
+
+def wait_for(path: Path, proc: subprocess.Popen[str]) -> None:
+    deadline = time.monotonic() + 60
+    while not path.exists():
+        assert proc.poll() is None, proc.communicate()
+        assert time.monotonic() < deadline, f"{path} never appeared"
+        time.sleep(0.005)
+
+
+def test_a_second_feature_change_of_one_project_is_refused_naming_the_first(
+    tmp_path: Path,
+) -> None:
+    """Item 8: two `add feature` at once both said they succeeded; one change was lost."""
+    project = generate(tmp_path, "demo")
+    first = start_ptgen("add", "feature", "sweep", "--project", str(project))
+    wait_for(project / ".git" / "ptgen.lock", first)
+    os.kill(first.pid, signal.SIGSTOP)  # mid-way, for as long as the second run takes
+    try:
+        second = runner.invoke(app, ["add", "feature", "ema", "--project", str(project)])
+    finally:
+        os.kill(first.pid, signal.SIGCONT)
+    out, err = first.communicate(timeout=300)
+
+    assert second.exit_code == 1 and f"PID {first.pid}" in second.output, second.output
+    assert len(second.output.strip().splitlines()) == 1
+    assert first.returncode == 0, out + err
+    recorded = (project / ".copier-answers.yml").read_text()
+    assert "- sweep" in recorded and "ema" not in recorded
+    assert not (project / "src" / "demo" / "ema.py").exists()
+
+
+def test_a_feature_change_killed_before_it_wrote_blocks_nothing(tmp_path: Path) -> None:
+    """Item 8: a run killed while it merges (its journal written, no file yet) leaves the
+    project as it was, and the next run goes ahead."""
+    project = generate(tmp_path, "demo")
+    before = files_of(project)
+    killed = start_ptgen("add", "feature", "sweep", "--project", str(project))
+    wait_for(project / ".git" / "ptgen-change.json", killed)
+    killed.kill()
+    killed.wait()
+    assert files_of(project) == before and git.git(project, "status", "--porcelain") == ""
+
+    result = runner.invoke(app, ["add", "feature", "sweep", "--project", str(project)])
+
+    assert result.exit_code == 0, result.output
+    assert (project / "src" / "demo" / "sweep.py").is_file()
+    assert not (project / ".git" / "ptgen-change.json").exists()
+
+
+@pytest.mark.slow
+def test_a_feature_change_killed_while_it_writes_is_found_by_the_next_run(
+    tmp_path: Path,
+) -> None:
+    """Item 8: killed with SIGKILL as it writes the merge into the project, re-run said
+    "nothing to change" over a half-applied tree. The run is stopped in 2 ms slices from the
+    moment its journal appears and killed at the first slice that changed the tree. The next
+    run refuses with one line saying how to undo; after that, it applies the feature whole."""
+    project = generate(tmp_path, "demo")
+    killed = start_ptgen("add", "feature", "sweep", "--project", str(project))
+    wait_for(project / ".git" / "ptgen-change.json", killed)
+    while killed.poll() is None:
+        os.kill(killed.pid, signal.SIGSTOP)
+        if git.git(project, "status", "--porcelain", "--untracked-files=all"):
+            break
+        os.kill(killed.pid, signal.SIGCONT)
+        time.sleep(0.002)
+    killed.kill()
+    killed.wait()
+    if not git.git(project, "status", "--porcelain", "--untracked-files=all"):
+        pytest.fail("the run finished or was killed before it changed the tree: no half state")
+
+    refused = runner.invoke(app, ["add", "feature", "sweep", "--project", str(project)])
+
+    assert refused.exit_code == 1, refused.output
+    (line,) = refused.output.strip().splitlines()
+    assert "interrupted" in line and "git checkout -- . && git clean -fd" in line
+    subprocess.run("git checkout -- . && git clean -fdq", shell=True, cwd=project, check=True)
+    result = runner.invoke(app, ["add", "feature", "sweep", "--project", str(project)])
+    assert result.exit_code == 0, result.output
+    assert "sweep" in commands_of(project, "demo")
+
+
+def test_a_feature_change_on_a_full_disk_changes_nothing(
+    small_disk: Callable[[int], Path],
+) -> None:
+    """Item 8: all or nothing. The disk fills while the merge is written into the project
+    (a real tmpfs): one line, exit 1, and not one file of the project changed."""
+    disk = small_disk(4096)
+    project = generate(disk, "demo")
+    before = files_of(project)
+    fill_disk(disk, leave=3 * PAGE)  # the lock, the journal and one file of the merge
+
+    result = runner.invoke(app, ["add", "feature", "sweep", "--project", str(project)])
+
+    assert result.exit_code == 1 and "Traceback" not in result.output, result.output
+    assert len(result.output.strip().splitlines()) == 1, result.output
+    assert files_of(project) == before and git.git(project, "status", "--porcelain") == ""
+    assert not list((project / ".git").glob("ptgen*"))

@@ -1,11 +1,12 @@
-"""Write a set of files all or nothing, with the modes the user's umask gives new files.
+"""Write (and remove) a set of files all or nothing, with the modes the user's umask gives
+new files.
 
 `write_files` first writes every file's content to a temporary file beside it: that is
 where the space is allocated, so a full disk (or a file-size limit) fails there, before
-any file changed. Only then does it rename the temporary files into place, and should a
-rename fail it puts back what it had replaced. Temporary files are created with mode
-0666 less the umask, as `open()` would, not 0600 as `tempfile.mkstemp` does; a file that
-is replaced keeps its mode.
+any file changed. Only then does it rename the temporary files into place and remove the
+files to remove, and should one of these fail it puts back what it had replaced or
+removed. Temporary files are created with mode 0666 less the umask, as `open()` would, not
+0600 as `tempfile.mkstemp` does; a file that is replaced keeps its mode.
 """
 
 from __future__ import annotations
@@ -29,15 +30,21 @@ def write_files(
     files: Mapping[Path, bytes],
     modes: Mapping[Path, int] | None = None,
     dirs: Iterable[Path] = (),
+    remove: Iterable[Path] = (),
 ) -> None:
-    """Create `dirs` and write `files` (path -> content, with optional modes), or nothing."""
+    """Create `dirs`, write `files` (path -> content, with optional modes) and remove the
+    files in `remove` (their emptied folders too), or do nothing."""
     batch = _Batch()
     try:
         for directory in dirs:
             batch.make_dirs(directory)
         for path, data in files.items():
             batch.stage(path, data, (modes or {}).get(path))
+        for path in remove:
+            batch.stage_removal(path)
         batch.commit()
+        batch.remove_leftovers()
+        batch.prune_folders()
     except BaseException as exc:
         batch.rollback()
         if isinstance(exc, OSError):
@@ -58,6 +65,7 @@ class _Batch:
         self.staged: list[tuple[Path, Path]] = []  # (temporary file, destination)
         self.backups: dict[Path, Path] = {}  # destination -> a link to its old content
         self.replaced: list[Path] = []
+        self.removals: list[Path] = []
 
     def make_dirs(self, directory: Path) -> None:
         self.current = directory
@@ -84,11 +92,26 @@ class _Batch:
         elif mode is not None:
             os.chmod(tmp, mode)
 
+    def stage_removal(self, dest: Path) -> None:
+        """Keep a second name for `dest`, to put it back should the batch fail."""
+        self.current = dest
+        self.backups[dest] = _backup(dest)
+        self.removals.append(dest)
+
     def commit(self) -> None:
         for tmp, dest in self.staged:
             self.current = dest
             os.replace(tmp, dest)
             self.replaced.append(dest)
+        for dest in self.removals:
+            self.current = dest
+            dest.unlink()
+            self.replaced.append(dest)
+
+    def prune_folders(self) -> None:
+        """After a commit, with the backups gone: remove the folders removals emptied."""
+        for dest in self.removals:
+            _remove_empty_parents(dest.parent)
 
     def rollback(self) -> None:
         """Put back what commit() replaced, newest first; remove what this batch made."""
@@ -108,6 +131,14 @@ class _Batch:
         for leftover in [tmp for tmp, _ in self.staged] + list(self.backups.values()):
             with contextlib.suppress(OSError):
                 leftover.unlink(missing_ok=True)
+
+
+def _remove_empty_parents(folder: Path) -> None:
+    """Remove `folder` and its parents while they are empty (as git does)."""
+    with contextlib.suppress(OSError):  # not empty: stop there
+        while not any(folder.iterdir()):
+            folder.rmdir()
+            folder = folder.parent
 
 
 def _unique_name(dest: Path, kind: str) -> Path:

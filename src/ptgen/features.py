@@ -10,6 +10,8 @@ chosen list is the Copier answer `features`.
 Adding or removing one re-renders the template at the project's own version with the new
 list and merges the difference into the project (Copier's update from the recorded commit
 to the same commit), so user edits survive and conflicts are listed as `ptgen update` lists them.
+The merge runs in a clone and is applied all or nothing, one change at a time per project;
+a change a killed process left half applied is found by the next one (ptgen.journal).
 
 Library use::
 
@@ -123,6 +125,13 @@ def recorded_features(answers: dict[str, object]) -> list[str]:
         value = [name for name in LEGACY_FEATURES if serves(name, str(answers.get("task")))]
     if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
         raise PtgenError(f"`features` in .copier-answers.yml is not a list of names: {value!r}")
+    known = features()
+    unknown = [name for name in value if name not in known]
+    if unknown:
+        raise PtgenError(
+            f"`features` in .copier-answers.yml names an unknown feature {unknown[0]!r} "
+            f"(features: {', '.join(known)}): correct or delete it there and commit"
+        )
     return sorted(value)
 
 
@@ -134,17 +143,27 @@ def change_features(
 ) -> FeatureChange:
     """Add and remove features of the project at `project_dir`; see the module doc."""
     from ptgen.answers import read_answers
+    from ptgen.journal import changing
     from ptgen.update import reanswer
 
     add, remove = check_features(add), check_features(remove)
     project_dir = project_dir.resolve()
-    answers = read_answers(project_dir, ("_commit", "_src_path", "task"))
-    check_objective(add, str(answers["task"]))
-    current = recorded_features(answers)
-    _check_change(current, add, remove)
-    wanted = sorted((set(current) | set(add)) - set(remove))
-    report = reanswer(project_dir, {"features": wanted}, dry_run) if wanted != current else None
+    read_answers(project_dir, ("_commit", "_src_path", "task"))  # a project, before locking it
+    with changing(project_dir, _command(add, remove), write=not dry_run):
+        answers = read_answers(project_dir, ("_commit", "_src_path", "task"))
+        check_objective(add, str(answers["task"]))
+        current = recorded_features(answers)
+        _check_change(current, add, remove)
+        wanted = sorted((set(current) | set(add)) - set(remove))
+        report = reanswer(project_dir, {"features": wanted}, dry_run) if wanted != current else None
     return FeatureChange(project_dir, tuple(current), tuple(wanted), dry_run, report)
+
+
+def _command(add: list[str], remove: list[str]) -> str:
+    """The command line that makes this change, for the journal's message."""
+    parts = [f"ptgen add feature {','.join(add)}"] if add else []
+    parts += [f"ptgen remove feature {','.join(remove)}"] if remove else []
+    return " && ".join(parts) or "ptgen add feature"
 
 
 def _check_change(current: list[str], add: list[str], remove: list[str]) -> None:
@@ -186,4 +205,7 @@ class FeatureChange:
         known = features()
         extras = [known[n].extra for n in added if known[n].extra]
         hint = [f"Install what it needs: pip install -e '.[{','.join(extras)}]'"] if extras else []
+        if self.report.stale_settings and removed:
+            back = " or ".join(f"`ptgen add feature {name}`" for name in removed)
+            hint.append(f"Those settings belonged to what was removed; {back} brings them back.")
         return [f"{verb} the features of {self.project.name}: {change}", *rows, *hint]

@@ -321,14 +321,38 @@ def _dev_tag(source: TemplateSource, release: tuple[str, str], dev: str) -> str:
     release does. The hash keeps the tags of two states with the same N apart.
     """
     version, commit = release
-    changes = 1
+    changes = max(_changes_since(source, commit) or 1, 1)
+    return f"v{version}.post{changes}+g{dev[:7]}"
+
+
+def _changes_since(source: TemplateSource, commit: str) -> int | None:
+    """The commits of ptgen's repository that changed the template since `commit`, plus one
+    for uncommitted changes; None outside a git checkout or where it lacks `commit`."""
     with contextlib.suppress(TemplateSourceError, GitError):
         top, prefix = _checkout_location(source)
         if git_ok(top, "cat-file", "-e", f"{commit}^{{commit}}"):
             count = git(top, "rev-list", "--count", f"{commit}..HEAD", "--", prefix).strip()
             dirty = git(top, "status", "--porcelain", "--", prefix).strip()
-            changes = max(int(count) + bool(dirty), 1)
-    return f"v{version}.post{changes}+g{dev[:7]}"
+            return int(count) + bool(dirty)
+    return None
+
+
+def template_version(source: TemplateSource | None = None) -> str:
+    """The version `ptgen new project` would generate from, found cheaply (`ptgen --version`):
+    the cache's record of this template state where it has one (`X.Y.Z`, or a development
+    version when the template on disk differs from the newest release); else the newest
+    release of releases.toml, `X.Y.Z+dev` when ptgen's checkout changed the template since.
+    Builds nothing: no history, no Copier."""
+    source = source or default_source()
+    with contextlib.suppress(OSError):
+        history = _read_stamp(cache_repo(), _fingerprint(source))
+        if history is not None:
+            return history.latest_version
+    releases = source.releases()
+    if not releases:
+        return "unreleased"
+    version, commit = releases[-1]
+    return version + ("+dev" if _changes_since(source, commit) else "")
 
 
 def _stage(repo: Path) -> str:

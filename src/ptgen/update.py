@@ -20,17 +20,21 @@ Library use::
 from __future__ import annotations
 
 import re
+import stat
 import tempfile
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ptgen._toml import tomllib
 from ptgen.answers import ANSWERS_FILE, read_answers
-from ptgen.defaults import write_defaults
+from ptgen.atomic import write_files
+from ptgen.defaults import DEFAULTS_FILE, write_defaults
 from ptgen.errors import NotAProject, PtgenError
 from ptgen.git import git, git_ok, last_line
 from ptgen.options import tasks
-from ptgen.template_source import TemplateRef, resolve_template
+from ptgen.template_source import TemplateRef, reading_cache, resolve_template
 
 # Template releases whose infrastructure changed the API that components (models/, data/)
 # are written against: an update across one lists every component as needing an upgrade.
@@ -61,6 +65,9 @@ class UpdateReport:
     removed: tuple[str, ...] = ()
     conflicts: tuple[str, ...] = ()
     upgrade: tuple[str, ...] = ()  # components written against an older component API
+    kept: tuple[str, ...] = ()  # files the change removes that hold the user's edits (conflicts)
+    # (user config file, keys it sets that configs/default.toml no longer has)
+    stale_settings: tuple[tuple[str, tuple[str, ...]], ...] = ()
 
     @property
     def up_to_date(self) -> bool:
@@ -99,16 +106,27 @@ class UpdateReport:
             if self.upgrade
             else []
         )
+        settings = [
+            f"{path} still sets {', '.join(keys)}, which the project no longer reads: "
+            "delete {} there.".format("it" if len(keys) == 1 else "them")
+            for path, keys in self.stale_settings
+        ]
         if self.dry_run:
             clash = f" {len(self.conflicts)} file(s) would conflict." if self.conflicts else ""
-            return ["Dry run: nothing was changed." + clash, *upgrade]
-        if self.conflicts:
-            return [
-                f"{len(self.conflicts)} conflict(s): resolve the <<<<<<< markers, apply and "
-                "delete the .rej files, then `git add` and commit.",
-                *upgrade,
-            ]
-        return ["Review with `git diff`, then commit.", *upgrade]
+            return ["Dry run: nothing was changed." + clash, *settings, *upgrade]
+        merged = [path for path in self.conflicts if path not in self.kept]
+        todo = []
+        if merged:
+            todo.append(
+                f"{len(merged)} conflict(s): resolve the <<<<<<< markers, apply and "
+                "delete the .rej files, then `git add` and commit."
+            )
+        if self.kept:
+            todo.append(
+                f"{len(self.kept)} file(s) to remove hold your own edits and were kept "
+                f"({', '.join(self.kept)}): move what you need elsewhere, then `git rm` them."
+            )
+        return [*(todo or ["Review with `git diff`, then commit."]), *settings, *upgrade]
 
 
 def update_project(
@@ -130,14 +148,122 @@ def update_project(
 
 def reanswer(project_dir: Path, data: dict[str, Any], dry_run: bool = False) -> UpdateReport:
     """Re-render the project's own template version with some answers changed (`data`,
-    e.g. its features) and merge the difference into it, as an update does."""
+    e.g. its features) and merge the difference into it, as an update does.
+
+    The merge runs in a throwaway clone of the project; its result is then written into
+    the project all or nothing, so a failure part-way leaves the project as it was. A file
+    the change removes that differs from what the template rendered for it (the user
+    edited it) is kept and listed as a conflict; the user's configs that still set keys
+    the change took out of configs/default.toml are listed too."""
     project_dir = project_dir.resolve()
     answers, ref = _checked_project(project_dir)
     recorded = str(answers["_commit"])
-    _recorded_commit(ref, recorded)  # the cache must hold the project's version
+    commit = _recorded_commit(ref, recorded)  # the cache must hold the project's version
     version = recorded.removeprefix("v")
-    changes = _run_in(project_dir, recorded, {**_task_answers(answers), **data}, dry_run)
-    return UpdateReport(project_dir, version, version, dry_run, **changes)
+    with tempfile.TemporaryDirectory(prefix="ptgen-update-") as tmp:
+        clone = _clone_project(project_dir, Path(tmp))
+        changes = _run_update(clone, recorded, {**_task_answers(answers), **data})
+        kept = _edited_removals(project_dir, ref, commit, answers, changes["removed"])
+        changes["removed"] = tuple(p for p in changes["removed"] if p not in kept)
+        changes["conflicts"] = tuple(sorted({*changes["conflicts"], *kept}))
+        stale = _stale_settings(project_dir, clone)
+        if not dry_run:
+            _apply_clone(clone, project_dir, changes, kept)
+    return UpdateReport(
+        project_dir, version, version, dry_run, **changes, kept=kept, stale_settings=stale
+    )
+
+
+def _edited_removals(
+    project_dir: Path, ref: TemplateRef, commit: str, answers: dict[str, Any], removed: tuple
+) -> tuple[str, ...]:
+    """The files among `removed` that the user changed: those that differ from what the
+    template rendered for them at the project's version with its recorded answers."""
+    if not removed:
+        return ()
+    import copier
+
+    data = {k: v for k, v in answers.items() if not k.startswith("_")}
+    data.update(_task_answers(answers))
+    with tempfile.TemporaryDirectory(prefix="ptgen-rendered-") as tmp, reading_cache(ref):
+        copier.run_copy(
+            ref.src_path, tmp, data=data, vcs_ref=commit, defaults=True, unsafe=True, quiet=True
+        )
+        return tuple(rel for rel in removed if _edited(project_dir / rel, Path(tmp) / rel))
+
+
+def _edited(mine: Path, rendered: Path) -> bool:
+    """Whether `mine` holds more than the template rendered (black-formatted, for Python);
+    a file the template did not render is the user's own."""
+    if not rendered.is_file():
+        return True
+    text, ours = mine.read_bytes(), rendered.read_bytes()
+    if text == ours:
+        return False
+    if mine.suffix != ".py":
+        return True
+    from ptgen.render import format_python
+
+    try:
+        return text.decode("utf-8") != format_python(ours.decode("utf-8"), str(rendered))
+    except (UnicodeDecodeError, RuntimeError):
+        return True
+
+
+def _stale_settings(project_dir: Path, clone: Path) -> tuple[tuple[str, tuple[str, ...]], ...]:
+    """The user's configs (configs/**/*.toml) that set keys which the change took out of
+    configs/default.toml: a run with them would fail on an unknown key."""
+    gone = _keys(project_dir / DEFAULTS_FILE) - _keys(clone / DEFAULTS_FILE)
+    found = []
+    for path in sorted((project_dir / "configs").rglob("*.toml")) if gone else ():
+        rel = path.relative_to(project_dir).as_posix()
+        hits = tuple(sorted(_keys(path) & gone)) if rel != DEFAULTS_FILE else ()
+        if hits:
+            found.append((rel, hits))
+    return tuple(found)
+
+
+def _keys(path: Path) -> set[str]:
+    """The dotted keys a TOML config sets (none when it cannot be read)."""
+    try:
+        return set(_dotted(tomllib.loads(path.read_text(encoding="utf-8"))))
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError):
+        return set()
+
+
+def _dotted(table: dict[str, Any], prefix: str = "") -> Iterator[str]:
+    for key, value in table.items():
+        if isinstance(value, dict):
+            yield from _dotted(value, f"{prefix}{key}.")
+        else:
+            yield f"{prefix}{key}"
+
+
+def _apply_clone(
+    clone: Path, project_dir: Path, changes: dict[str, tuple[str, ...]], kept: tuple[str, ...]
+) -> None:
+    """Write what the merge changed in `clone` into the project, all or nothing."""
+    paths = {
+        path for group in ("conflicts", "changed", "added", "removed") for path in changes[group]
+    }
+    clobbered = [path for path in changes["added"] if (project_dir / path).exists()]
+    if clobbered:  # the tree was clean: a file git ignores
+        raise UpdateFailed(
+            f"{project_dir / clobbered[0]} exists (git ignores it) and the change would "
+            "write over it: move it away, then run this again"
+        )
+    files: dict[Path, bytes] = {}
+    modes: dict[Path, int] = {}
+    remove = []
+    for path in sorted(paths):
+        source, dest = clone / path, project_dir / path
+        if source.is_file():
+            files[dest] = source.read_bytes()
+            if not dest.exists():  # a file the user has keeps its mode
+                modes[dest] = stat.S_IMODE(source.stat().st_mode)
+        elif dest.is_file() and path not in kept:
+            remove.append(dest)
+    write_files(files, modes, remove=remove)
 
 
 def _checked_project(

@@ -20,7 +20,14 @@ app = typer.Typer(
 
 def _version(value: bool) -> None:
     if value:
-        typer.echo(f"ptgen {__version__}")
+        from ptgen.errors import PtgenError
+        from ptgen.template_source import template_version  # no Copier, no torch: fast
+
+        try:
+            template = template_version()
+        except PtgenError as exc:  # a damaged releases.toml: say so, still print ptgen's
+            template = f"unknown: {exc}"
+        typer.echo(f"ptgen {__version__} (template {template})")
         raise typer.Exit()
 
 

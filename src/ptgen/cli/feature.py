@@ -39,6 +39,7 @@ def add_feature_command(
     Needs a clean git working tree; the template is re-rendered at the project's own
     version with the feature and merged in, so your edits stay. Conflicts are listed
     (exit 1) as `ptgen update` lists them. Leaves the change uncommitted for review.
+    All or nothing, and one feature change at a time per project.
 
     \b
     Example:
@@ -55,6 +56,7 @@ def remove_feature_command(
     """Remove a feature and every trace of it (files, commands, config keys, README).
 
     Works like `ptgen add feature`: your edits in shared files stay; a file of the
-    feature you edited is a conflict to resolve. Example: ptgen remove feature sweep
+    feature you edited is kept, as a conflict to resolve; your configs that still set
+    its keys are named. Example: ptgen remove feature sweep
     """
     _change(project, dry_run, remove=name)
