@@ -1,0 +1,1 @@
+            scores = evaluate(scored, run.val_loader, task, run.precision, run.info, stop=stop)

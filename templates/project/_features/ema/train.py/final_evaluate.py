@@ -1,0 +1,1 @@
+        result = evaluate(scored, run.val_loader, task, run.precision, run.info)

@@ -1,0 +1,1 @@
+    bundle = bundle.select(*fold) if fold else bundle

@@ -1,0 +1,1 @@
+            run = build_run(config, info, device, fold)

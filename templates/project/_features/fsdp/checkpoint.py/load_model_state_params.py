@@ -1,0 +1,1 @@
+    optimizer: torch.optim.Optimizer | None = None,

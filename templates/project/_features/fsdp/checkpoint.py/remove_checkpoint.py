@@ -1,0 +1,3 @@
+    if path.is_dir():
+        shutil.rmtree(path, ignore_errors=True)
+        return

@@ -1,0 +1,1 @@
+SUFFIXES = (".pt", ".dcp")  # a checkpoint file; a sharded checkpoint directory

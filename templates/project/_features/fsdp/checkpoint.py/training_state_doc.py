@@ -1,0 +1,1 @@
+    """All but the model and optimizer, and what rebuilds the model alone (sharded: state.pt)."""

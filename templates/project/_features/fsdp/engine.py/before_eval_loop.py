@@ -1,0 +1,1 @@
+    spare = spare_forwards(model, len(loader), info, device)

@@ -1,0 +1,1 @@
+from .sharding import save_sharded, shard_model

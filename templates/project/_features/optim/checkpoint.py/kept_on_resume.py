@@ -1,0 +1,6 @@
+    "train.optimizer": "the restored optimizer state is of that optimizer",
+    "train.momentum": "the restored optimizer holds it",
+    "train.nesterov": "the restored optimizer holds it",
+    "train.head_lr_multiplier": "the restored optimizer holds the head's learning rate",
+    "train.lr_gamma": "the restored schedule holds it",
+    "train.lr_step_epochs": "the restored schedule holds it",

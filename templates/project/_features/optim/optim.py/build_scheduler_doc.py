@@ -1,0 +1,1 @@
+    """A LambdaLR of `LrFactor`, or of `LrDrop` (step, plateau), or onecycle."""

@@ -1,0 +1,1 @@
+from .optim_choices import LrDrop, OneCycle, other_optimizer

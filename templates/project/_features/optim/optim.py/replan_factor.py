@@ -1,0 +1,1 @@
+    if not isinstance(factor, (LrFactor, LrDrop)) or factor.total == total:

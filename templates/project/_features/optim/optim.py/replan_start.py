@@ -1,0 +1,2 @@
+    if isinstance(scheduler, OneCycle):
+        return scheduler.replan(total, steps_per_epoch)

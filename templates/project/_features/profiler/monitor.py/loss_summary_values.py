@@ -1,0 +1,1 @@
+            data_wait=min(waiting / elapsed, 1.0),

@@ -1,0 +1,1 @@
+from .profiler import advise_on_data

@@ -1,0 +1,1 @@
+from .data import EpochOrder, build_data, build_loaders

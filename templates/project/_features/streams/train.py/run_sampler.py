@@ -1,0 +1,1 @@
+    sampler: EpochOrder  # set_epoch(epoch, skip): where each epoch starts

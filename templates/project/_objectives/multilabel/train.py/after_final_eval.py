@@ -1,0 +1,1 @@
+        result.pop("thresholds")

@@ -1,0 +1,1 @@
+    task = task.for_training(config, bundle.train_targets, saved.get("class_weights"), device)
