@@ -1,0 +1,1 @@
+from .ema import inference_weights

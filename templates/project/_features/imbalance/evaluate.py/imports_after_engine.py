@@ -1,0 +1,1 @@
+from .imbalance import balance

@@ -1,0 +1,4 @@
+{%- if objective == "classification" -%}
+import csv
+import importlib.util
+{%- endif %}

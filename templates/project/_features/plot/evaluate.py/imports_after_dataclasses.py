@@ -1,0 +1,3 @@
+{%- if objective == "classification" -%}
+from pathlib import Path
+{%- endif %}

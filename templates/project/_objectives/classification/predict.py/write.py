@@ -1,0 +1,1 @@
+            output.write(records(items, ranked(inference.task, outputs, top_k)))

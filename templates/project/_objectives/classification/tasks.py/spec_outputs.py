@@ -1,0 +1,1 @@
+    num_outputs: int  # number of classes

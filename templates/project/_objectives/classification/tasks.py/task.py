@@ -1,0 +1,102 @@
+{%- from "_lib/parts.jinja" import feature_parts with context -%}
+@dataclass(frozen=True)
+class Classification:
+    """Class scores (B, K) against class indices (B,): cross-entropy; accuracy, top-5 (from 5
+    classes), and from the confusion matrix per-class precision, recall, F1 and macro-F1."""
+
+    name: str
+    monitor: str = "accuracy"  # the validation metric that picks best.pt (train.monitor)
+    num_classes: int = 0  # set by `for_data`
+    class_names: tuple[str, ...] = ()  # set by `for_data`: the name of each class index
+{{- feature_parts("tasks.py", "task_fields") }}
+
+    def for_data(self, spec: DataSpec, state: dict[str, Any]) -> Classification:
+        """This task for `spec.num_outputs` classes named by `state["classes"]` (or numbers)."""
+        names = tuple(state.get("classes") or (str(i) for i in range(spec.num_outputs)))
+        task = dataclasses.replace(self, num_classes=spec.num_outputs, class_names=names)
+        if self.monitor not in ("loss", *task.metrics):
+            raise ConfigError(
+                f"train.monitor={self.monitor} is not reported for {spec.num_outputs} classes; "
+                f"choose one of loss, {', '.join(task.metrics)}: --set train.monitor=loss"
+            )
+        return task
+
+    @property
+    def metrics(self) -> tuple[str, ...]:
+        """The scalar metrics reported besides the loss (metrics.csv columns)."""
+        return ("accuracy", "top5_accuracy", "macro_f1") if self.top5 else ("accuracy", "macro_f1")
+
+    @property
+    def top5(self) -> bool:
+        return self.num_classes >= 5
+
+    @property
+    def higher_is_better(self) -> bool:
+        return self.monitor != "loss"
+
+    def loss(self, outputs: torch.Tensor, targets: torch.Tensor) -> torch.Tensor:
+        # float32 even under autocast
+        return F.cross_entropy(outputs.float(), targets{% if "imbalance" in features %}, weight=self.class_weights{% endif %})
+
+    def zero_sums(self, device: torch.device) -> dict[str, torch.Tensor]:
+        """`metric_sums`'s sums at zero (also for a rank that sees no batch)."""
+        k = self.num_classes
+        sums = {"confusion": torch.zeros(k, k, dtype=torch.long, device=device)}  # (K, K)
+        if self.top5:
+            sums["top5_correct"] = torch.zeros((), dtype=torch.long, device=device)
+        return sums
+
+    def metric_sums(self, outputs: torch.Tensor, targets: torch.Tensor) -> dict[str, torch.Tensor]:
+        """Per-batch sums on the device: the confusion matrix (true rows) and top-5 hits."""
+        k = self.num_classes
+        predicted = outputs.argmax(dim=1)  # (B,)
+        cells = torch.bincount(targets * k + predicted, minlength=k * k)  # (K * K,)
+        sums = {"confusion": cells.view(k, k)}  # (K, K)
+        if self.top5:
+            top5 = outputs.topk(5, dim=1).indices  # (B, 5)
+            sums["top5_correct"] = (top5 == targets[:, None]).any(dim=1).sum()
+        return sums
+
+    def summarise(self, sums: dict[str, torch.Tensor], num_samples: int) -> dict[str, float]:
+        """The scalar metrics from the totals (CPU tensors) of `metric_sums`."""
+        confusion, n = sums["confusion"].double(), max(num_samples, 1)
+        result = {"accuracy": float(confusion.trace()) / n}
+        if self.top5:
+            result["top5_accuracy"] = float(sums["top5_correct"]) / n
+        f1 = per_class(confusion)[2]  # (K,)
+        seen = (confusion.sum(dim=0) + confusion.sum(dim=1)) > 0  # (K,) true or predicted
+        result["macro_f1"] = float(f1[seen].mean()) if bool(seen.any()) else 0.0
+        return result
+
+    def details(self, sums: dict[str, torch.Tensor]) -> dict[str, Any]:
+        """Per class precision, recall, F1 and support, and the confusion matrix."""
+        confusion = sums["confusion"]
+        precision, recall, f1 = per_class(confusion.double())
+        per_name = {
+            name: {
+                "precision": float(precision[i]),
+                "recall": float(recall[i]),
+                "f1": float(f1[i]),
+                "support": int(confusion[i].sum()),
+            }
+            for i, name in enumerate(self.class_names)
+        }
+        return {"per_class": per_name, "confusion_matrix": confusion.tolist()}
+
+    def is_better(self, value: float, best: float | None) -> bool:
+        if best is None:
+            return True
+        return value > best if self.higher_is_better else value < best
+
+
+def per_class(confusion: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """Precision, recall and F1 (K,) from a confusion matrix (K, K) of true-class rows."""
+    hits = confusion.diagonal()  # (K,)
+    precision = hits / confusion.sum(dim=0).clamp(min=1)  # (K,) over predictions of the class
+    recall = hits / confusion.sum(dim=1).clamp(min=1)  # (K,) over samples of the class
+    f1 = 2 * precision * recall / (precision + recall).clamp(min=1e-12)  # (K,)
+    return precision, recall, f1
+
+
+Task = Classification  # the type of this project's task objects
+TASKS = {task.name: task for task in [Classification("{{ task }}")]}

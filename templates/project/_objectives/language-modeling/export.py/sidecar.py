@@ -1,0 +1,1 @@
+        "tokenizer": tokenizer_of(inference.state),  # text -> the input's ids -> text

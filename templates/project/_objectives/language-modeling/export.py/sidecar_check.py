@@ -1,0 +1,1 @@
+            "lengths": check_lengths(inference.spec.block_size),

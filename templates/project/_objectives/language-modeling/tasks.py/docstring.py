@@ -1,0 +1,1 @@
+the vocabulary size (the tokeniser itself is in `state`, used by `generate`).

@@ -1,0 +1,1 @@
+    num_outputs: int  # vocabulary size: the model scores every possible next token

@@ -1,0 +1,1 @@
+    task = task.with_thresholds(checkpoint.get("thresholds"))  # tuned on val in training

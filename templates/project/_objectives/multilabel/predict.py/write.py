@@ -1,0 +1,1 @@
+            output.write(records(items, label_sets(inference.task, outputs)))

@@ -1,0 +1,1 @@
+the number of labels and their names (`state["classes"]`, saved by the dataset).

@@ -1,0 +1,1 @@
+    num_outputs: int  # number of labels (a sample has any subset of them)

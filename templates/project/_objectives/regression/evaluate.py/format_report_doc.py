@@ -1,0 +1,1 @@
+    """The result for reading: the metrics on one line."""

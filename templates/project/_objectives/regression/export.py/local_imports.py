@@ -1,0 +1,2 @@
+from .config import component
+from .data._synthetic import example_batch

@@ -1,0 +1,1 @@
+            output.write(records(items, values(inference.task, outputs)))

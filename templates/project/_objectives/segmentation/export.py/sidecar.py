@@ -1,0 +1,1 @@
+        "preprocessing": raw.preprocessing if raw else None,  # None: trained on synthetic data

@@ -1,0 +1,1 @@
+"""`python -m <package> plot`: loss and metric curves from metrics.csv, drawn to a PNG."""

@@ -1,0 +1,1 @@
+    """A record as flat CSV cells: the class shares become share_<class>, ..."""

@@ -1,0 +1,1 @@
+    masks = MaskWriter(Path(args.mask_dir), inference, args.overlay)

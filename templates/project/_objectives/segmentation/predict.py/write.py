@@ -1,0 +1,1 @@
+            output.write(records(items, masks.write(items, outputs)))
