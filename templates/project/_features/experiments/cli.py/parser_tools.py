@@ -1,0 +1,7 @@
+    repeat = add("repeat", "Train once per seed; each seed's final metrics and mean +/- std.")
+    repeat.add_argument("--seeds", type=seed_list, required=True, help="e.g. 1,2,3")
+    repeat.add_argument("--out", default="runs/repeat", help="folder of the runs")
+    cv = add("cv", "K-fold cross-validation on the training split; mean +/- std metrics.")
+    cv.add_argument("--folds", type=positive, required=True, help="number of folds, K >= 2")
+    cv.add_argument("--seed", type=int, help="seed of the fold assignment (default: train.seed)")
+    cv.add_argument("--out", default="runs/cv", help="folder of the runs")

@@ -1,0 +1,1 @@
+    dataset = dataset.dataset if isinstance(dataset, Selection) else dataset  # a fold of cv

@@ -1,0 +1,3 @@
+    export.add_arguments(
+        add("export", "Export a trained model (torch.export or ONNX) and a JSON sidecar, checked.")
+    )

@@ -1,0 +1,1 @@
+    sample_weights: torch.Tensor | None = None,

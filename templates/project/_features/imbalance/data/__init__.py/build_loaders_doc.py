@@ -1,0 +1,1 @@
+    `sample_weights`: draw training samples with replacement by these weights (imbalance.py).

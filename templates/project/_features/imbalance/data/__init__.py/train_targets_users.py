@@ -1,0 +1,1 @@
+train.class_weights=auto, data.balanced_sampler

@@ -1,0 +1,5 @@
+    lr_find = add("lr-find", "Sweep the learning rate up exponentially; plot; suggest train.lr.")
+    lr_find.add_argument("--steps", type=int, default=100, help="optimizer steps (default 100)")
+    lr_find.add_argument("--start-lr", type=float, default=1e-7, help="first lr (default 1e-7)")
+    lr_find.add_argument("--end-lr", type=float, default=10.0, help="last lr (default 10)")
+    lr_find.add_argument("--output-dir", default="runs/lr-find", help="for the CSV and the PNG")

@@ -1,0 +1,1 @@
+    profile: bool = option(False, "profile a few steps with torch.profiler")

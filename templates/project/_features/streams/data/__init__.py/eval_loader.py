@@ -1,0 +1,2 @@
+    if isinstance(split, BatchesItself):
+        return split.loader(bundle, config, info, device, False)

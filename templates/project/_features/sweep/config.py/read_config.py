@@ -1,0 +1,1 @@
+        values.pop("sweep", None)  # a sweep's search space, read by `sweep` only

@@ -1,0 +1,2 @@
+        elif args.command == "generate":
+            print(generate.generate(args))

@@ -1,0 +1,1 @@
+train.pos_weight=auto
