@@ -1,5 +1,5 @@
 """docs/extending.md, followed step by step in a copy of templates/: a new task
-(`sequence-regression`: two files plus a line in the synthetic kind's meta.toml) and a new
+(`sequence-regression`: two files plus a line in the synthetic kind's meta.yml) and a new
 model kind (`bag`: two files) render, pass the generated project's own tests and train; a
 new feature (`stepcount`) lands only in the projects that choose it."""
 
@@ -17,12 +17,12 @@ from ptgen.options import kinds_for_task, tasks
 from ptgen.paths import templates_dir
 from ptgen.project import ProjectOptions, new_project
 
-TASK_TOML = """\
-summary = "Predict a number from a token sequence (mean squared error; MAE)"
-modality = "sequence"
-objective = "regression"
-default_model = "bag"
-default_dataset = "synthetic"
+TASK_YML = """\
+summary: "Predict a number from a token sequence (mean squared error; MAE)"
+modality: sequence
+objective: regression
+default_model: bag
+default_dataset: synthetic
 """
 
 SYNTHETIC = '''\
@@ -69,8 +69,8 @@ def example_batch(spec: DataSpec, batch_size: int) -> dict[str, torch.Tensor]:
 '''
 
 BAG_META = """\
-summary = "Mean of token embeddings over the real tokens, linear head"
-tasks = ["sequence-classification", "sequence-regression"]
+summary: "Mean of token embeddings over the real tokens, linear head"
+tasks: [sequence-classification, sequence-regression]
 """
 
 BAG_MODEL = '''\
@@ -124,7 +124,7 @@ def build(cfg: Options, spec: DataSpec) -> nn.Module:
 def add_to_tasks(meta: Path, task: str) -> None:
     """The one line docs/extending.md asks of each fitting kind: the task in `tasks`."""
     text = meta.read_text(encoding="utf-8")
-    meta.write_text(re.sub(r"tasks = \[", f'tasks = ["{task}", ', text), encoding="utf-8")
+    meta.write_text(re.sub(r"tasks: \[", f"tasks: [{task}, ", text), encoding="utf-8")
 
 
 @pytest.fixture
@@ -134,11 +134,11 @@ def extended(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     shutil.copytree(templates_dir(), copy, ignore=shutil.ignore_patterns("__pycache__"))
     task_dir = copy / "project" / "_tasks" / "sequence-regression"
     task_dir.mkdir()
-    (task_dir / "task.toml").write_text(TASK_TOML, encoding="utf-8")
+    (task_dir / "task.yml").write_text(TASK_YML, encoding="utf-8")
     (task_dir / "synthetic.py").write_text(SYNTHETIC, encoding="utf-8")
-    add_to_tasks(copy / "dataset" / "synthetic" / "meta.toml", "sequence-regression")
+    add_to_tasks(copy / "dataset" / "synthetic" / "meta.yml", "sequence-regression")
     (copy / "model" / "bag").mkdir()
-    (copy / "model" / "bag" / "meta.toml").write_text(BAG_META, encoding="utf-8")
+    (copy / "model" / "bag" / "meta.yml").write_text(BAG_META, encoding="utf-8")
     (copy / "model" / "bag" / "model.py.jinja").write_text(BAG_MODEL, encoding="utf-8")
     monkeypatch.setenv("PTGEN_TEMPLATES_DIR", str(copy))
     monkeypatch.setenv("PTGEN_CACHE_DIR", str(tmp_path / "cache"))
