@@ -211,7 +211,7 @@ def check_pinned_memory(mods: Mods, tmp: Path) -> dict[str, Any]:
     loader, _, _ = mods["data"].build_loaders(bundle, config, mods["runtime"].DistInfo(), DEVICE)
     batch = next(iter(loader))
     pinned = all(v.is_pinned() for v in batch.values())
-    host = batch["image"] if "image" in batch else next(iter(batch.values()))
+    host = batch["inputs"]  # (B, C, H, W)
     pageable, locked = host.clone(), host.pin_memory()
     copies = {
         "pageable_blocking": lambda: pageable.to(DEVICE),
@@ -394,6 +394,7 @@ def main() -> None:
                 report[name], ok = {"error": error, "traceback": traceback.format_exc()}, False
             status = "SKIP" if ok and "skipped" in report[name] else "PASS" if ok else "FAIL"
             rows.append([name, status, time.perf_counter() - start])
+            print(f"{name}: {status} in {rows[-1][2]:.1f} s", flush=True)  # progress
     print_table(["check", "result", "seconds"], rows)
     for name in report:
         print(f"\n{name}: {json.dumps(report[name], default=str)[:600]}")
