@@ -252,8 +252,12 @@ def run_project(project: Path, command: list[str], **kwargs: Any) -> Any:
 
 
 def check_resume_sigkill(project: Path, package: str, tmp: Path) -> dict[str, Any]:
-    base = ["train.max_steps=30", "train.checkpoint_every=5", "train.deterministic=true"]
-    base += [f"train.device={DEVICE.type}", "train.epochs=2", "data.num_samples=512"]
+    """Killed mid-epoch after its first step checkpoint (long enough on a GPU for the kill to
+    land well before the end), resumed with train.resume=auto."""
+    steps, every, samples = (200, 50, 4096) if DEVICE.type == "cuda" else (30, 10, 512)
+    base = [f"train.max_steps={steps}", f"train.checkpoint_every={every}"]
+    base += [f"train.device={DEVICE.type}", "train.epochs=2", f"data.num_samples={samples}"]
+    base += ["train.deterministic=true"]
     train = [sys.executable, "-m", package, "train"]
     whole = run_project(project, [*train, *set_args([*base, f"train.out_dir={tmp / 'whole'}"])])
     assert whole.returncode == 0, whole.stderr[-3000:]
@@ -262,12 +266,13 @@ def check_resume_sigkill(project: Path, package: str, tmp: Path) -> dict[str, An
     args = set_args([*base, f"train.out_dir={out}"])
     proc = subprocess.Popen([*train, *args], cwd=project, env=env, stdout=subprocess.DEVNULL)
     deadline = time.monotonic() + 120
-    while not (out / "step-00000010.pt").exists():
-        assert proc.poll() is None and time.monotonic() < deadline, "no step-10 checkpoint"
+    while not (out / f"step-{every:08d}.pt").exists():
+        assert proc.poll() is None and time.monotonic() < deadline, "no step checkpoint"
         time.sleep(0.005)
     proc.send_signal(signal.SIGKILL)
     proc.wait()
     killed_at = torch.load(out / "last.pt", weights_only=True)["step"]
+    assert every <= killed_at < steps, f"killed at step {killed_at}: not mid-run"
     resumed = run_project(project, [*train, *args, "--set", "train.resume=auto"])
     assert resumed.returncode == 0, resumed.stderr[-3000:]
     a, b = (torch.load(d / "last.pt", weights_only=True) for d in (tmp / "whole", out))
@@ -275,7 +280,7 @@ def check_resume_sigkill(project: Path, package: str, tmp: Path) -> dict[str, An
         torch.equal(x, y)
         for x, y in zip(a["model_state_dict"].values(), b["model_state_dict"].values(), strict=True)
     )
-    assert a["step"] == b["step"] == 30 and same, (a["step"], b["step"], same)
+    assert a["step"] == b["step"] == steps and same, (a["step"], b["step"], same)
     return {"killed_at_step": killed_at, "bit_identical": same}
 
 
