@@ -103,7 +103,7 @@ def scale_trajectory(mods: Mods, run: Any, steps: int = 30) -> list[float]:
 
 
 def check_amp_bf16(mods: Mods, tmp: Path) -> dict[str, Any]:
-    supported = DEVICE.type != "cuda" or torch.cuda.is_bf16_supported(including_emulation=False)
+    supported = DEVICE.type != "cuda" or torch.cuda.get_device_capability(DEVICE)[0] >= 8
     auto = config_for(mods, tmp / "auto", "train.amp=true", "train.max_steps=1")
     chosen = mods["runtime"].precision(DEVICE, auto.train).amp_dtype
     if not supported:
@@ -366,7 +366,9 @@ def main() -> None:
         raise SystemExit("cuda_check: no CUDA device on this machine; nothing was checked")
     gpu = torch.cuda.get_device_name(0) if DEVICE.type == "cuda" else None
     count = torch.cuda.device_count() if DEVICE.type == "cuda" else 0
-    report: dict[str, Any] = {"machine": {**machine(), "gpu": gpu, "gpus": count}}
+    capability = torch.cuda.get_device_capability(0) if DEVICE.type == "cuda" else None
+    gpus = {"gpu": gpu, "gpus": count, "capability": capability}
+    report: dict[str, Any] = {"machine": {**machine(), **gpus}}
     with tempfile.TemporaryDirectory(prefix="cuda-check-") as where:
         tmp = Path(where)
         image = generate(tmp / "image", "cudaimage")

@@ -120,7 +120,7 @@ def precision(device: torch.device, train: TrainConfig) -> Precision:
     """train.amp, amp_dtype and matmul_precision (set here, once); a GradScaler only for
     float16 on CUDA. Matmuls auto: TF32 on CUDA, float32 elsewhere and when deterministic."""
     cuda = device.type == "cuda"
-    bf16 = cuda and torch.cuda.is_bf16_supported(including_emulation=False)  # Ampere on
+    bf16 = cuda and torch.cuda.get_device_capability(device)[0] >= 8  # native: Ampere on
     dtype = getattr(torch, autocast_dtype(device.type, bf16, train.amp_dtype))
     auto = "high" if cuda and not train.deterministic else "highest"
     matmul = auto if train.matmul_precision == "auto" else train.matmul_precision
