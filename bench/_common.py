@@ -98,12 +98,12 @@ def train_step_fn(
 ) -> Callable[[Any], Any]:
     """One optimizer step as the project's loop takes it (without gradient accumulation):
     `engine.forward_backward` then `engine.optimizer_step` (clip, step, zero the
-    gradients), under `runtime.precision(device, amp, "auto")`: bfloat16 autocast on CPU,
-    float16 on CUDA with the GradScaler enabled there only."""
+    gradients), under `runtime.precision` with train.amp=`amp`, the rest at its defaults:
+    bfloat16 autocast where supported (CPU, Ampere+ GPUs), else float16 with a GradScaler."""
     import torch
 
     runtime, engine = mods["runtime"], mods["engine"]
-    precision = runtime.precision(device, amp, "auto")
+    precision = runtime.precision(device, mods["config"].TrainConfig(amp=amp))
     task_object = mods["tasks"].get_task(task)
     optimizer = torch.optim.AdamW(model.parameters(), lr=lr, fused=fused)
 

@@ -205,3 +205,73 @@ def test_optimizer_updates_every_tensor_in_one_fused_kernel(
     assert "fused calls: 1\n" in result.stdout
     assert "per-tensor addcdiv calls: 0\n" in result.stdout
     assert "all moved: True" in result.stdout
+
+
+PRECISION_RULE = """
+import torch
+from {pkg import_} import checkpoint as ckpt, config, runtime, train
+
+rule = runtime.autocast_dtype
+print("rule:", [rule(*case) for case in [
+    ("cpu", False, "auto"), ("cuda", True, "auto"), ("cuda", False, "auto"),
+    ("cuda", True, "float16"), ("mps", False, "auto"),
+]])
+for overrides in ([], ["train.matmul_precision=medium"], ["train.deterministic=true"]):
+    cfg = config.load_config(None, overrides)
+    amp = runtime.precision(torch.device("cpu"), cfg.train)
+    print("matmul:", amp.matmul, torch.get_float32_matmul_precision())
+
+# a checkpoint saved without a GradScaler (bfloat16, amp off) resumes into a float16 run's
+cfg = config.load_config(None, [
+    "train.out_dir={out_dir}", "data.num_samples=64", "data.image_size=16", "train.max_steps=1",
+])
+train.fit(cfg)
+cfg.train.out_dir = "{out_dir}/objects"  # a fresh run's objects to restore into
+run = train.build_run(cfg, runtime.DistInfo(), torch.device("cpu"))
+checkpoint = ckpt.load_checkpoint("{out_dir}/last.pt")
+scaler = torch.amp.GradScaler("cpu", enabled=True)  # as float16 on CUDA makes it
+objects = (run.model, run.optimizer, run.scheduler, scaler)
+ckpt.restore_training(checkpoint, "last.pt", *objects, cfg.to_dict())
+print("fresh scale:", scaler.get_scale())
+"""
+
+
+def test_amp_dtype_follows_bfloat16_support_and_matmul_precision_is_set(
+    default_project: Path, tmp_path: Path
+) -> None:
+    """The rule by the capability it depends on (no fake device); on CPU auto matmuls are
+    full float32, an explicit choice is set for the process."""
+    script = tmp_path / "precision_rule.py"
+    source = PRECISION_RULE.replace("{pkg import_}", PACKAGE).replace("{out_dir}", str(tmp_path))
+    script.write_text(source, encoding="utf-8")
+    result = run_in_project(default_project, str(script))
+    assert result.returncode == 0, result.stdout + result.stderr
+    expected = "['bfloat16', 'bfloat16', 'float16', 'float16', 'bfloat16']"
+    assert f"rule: {expected}" in result.stdout
+    matmul = [line for line in result.stdout.splitlines() if line.startswith("matmul:")]
+    assert matmul == ["matmul: highest highest", "matmul: medium medium", "matmul: highest highest"]
+    assert "fresh scale: 65536.0" in result.stdout  # not "training state does not fit"
+
+
+@pytest.mark.slow
+def test_the_chosen_precision_is_printed_recorded_and_a_change_applies_on_resume(
+    default_project: Path, tmp_path: Path
+) -> None:
+    out_dir = tmp_path / "run"
+    common = ["train.amp=true", "data.num_samples=64", "data.image_size=16", "train.epochs=1"]
+
+    def train(*overrides: str) -> str:
+        args = [a for o in (*common, f"train.out_dir={out_dir}", *overrides) for a in ("--set", o)]
+        result = run_in_project(default_project, "-m", PACKAGE, "train", *args)
+        assert result.returncode == 0, result.stdout + result.stderr
+        return result.stdout
+
+    first = train("train.max_steps=2")
+    assert first.splitlines()[0] == "amp=True amp_dtype=bfloat16 matmul_precision=highest"
+    recorded = (out_dir / "config.toml").read_text(encoding="utf-8")
+    assert 'amp_dtype = "bfloat16"' in recorded and 'matmul_precision = "highest"' in recorded
+    same = train("train.max_steps=3", "train.resume=auto")  # auto resolves as before
+    assert "amp_dtype" not in same.split("changed settings", 1)[1]
+    changed = train("train.max_steps=4", "train.resume=auto", "train.amp_dtype=float16")
+    assert "train.amp_dtype: 'bfloat16' -> 'float16'" in changed
+    assert 'amp_dtype = "float16"' in (out_dir / "config.toml").read_text(encoding="utf-8")

@@ -47,7 +47,13 @@ def new_project_command(
     ] = None,
     description: Annotated[str, typer.Option(help="One-line description.")] = "A PyTorch project",
     author: Annotated[str, typer.Option(help="Author name.")] = "",
-    amp: Annotated[bool, typer.Option("--amp/--no-amp", help="Mixed precision.")] = False,
+    amp: Annotated[
+        bool,
+        typer.Option(
+            "--amp/--no-amp",
+            help="Mixed precision: bfloat16 where supported, else float16 + GradScaler.",
+        ),
+    ] = False,
     compile_: Annotated[
         bool,
         typer.Option("--compile/--no-compile", help="torch.compile the model (slow first step)."),
