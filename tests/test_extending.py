@@ -185,31 +185,28 @@ class StepCounter(Tracker):
     def close(self, interrupted: bool) -> None:
         self.path.write_text(f"{self.steps}\\n", encoding="utf-8")
 '''
-REGISTRATION = """\
-{%- if "stepcount" in features %}
+TRACKER_PART = """\
     from .stepcount import StepCounter
 
     found.append(StepCounter(run.out_dir))
-{%- endif %}
-    return found
 """
 
 
 def add_feature(templates: Path) -> None:
-    """docs/extending.md's "A new feature": feature.toml, its file, its registration lines."""
-    (templates / "project" / "_features" / "stepcount").mkdir()
-    toml = 'summary = "Write the step count to OUT_DIR/steps.txt"\n'
-    (templates / "project" / "_features" / "stepcount" / "feature.toml").write_text(toml)
-    package = templates / "project" / "src" / "{{package_name}}"
-    (package / "{% if 'stepcount' in features %}stepcount.py{% endif %}").write_text(STEPCOUNT)
+    """docs/extending.md's "A new feature": one folder (feature.yml, its part for train.py's
+    `trackers` point) and its file, plus its name in copier.yml's registration lists."""
+    folder = templates / "project" / "_features" / "stepcount"
+    (folder / "train.py").mkdir(parents=True)
+    (folder / "feature.yml").write_text(
+        'summary: "Write the step count to OUT_DIR/steps.txt"\n'
+        "files:\n  - src/{{package_name}}/stepcount.py\n"
+    )
+    (folder / "train.py" / "trackers.py").write_text(TRACKER_PART)
+    (templates / "project" / "src" / "{{package_name}}" / "stepcount.py").write_text(STEPCOUNT)
     copier_yml = templates / "project" / "copier.yml"
     text = copier_yml.read_text(encoding="utf-8")
+    text = text.replace("summary, sweep,", "stepcount, summary, sweep,", 1)  # feature_names
     copier_yml.write_text(text.replace("'profiler']", "'profiler', 'stepcount']", 1))
-    train = package / "train.py.jinja"
-    text = train.read_text(encoding="utf-8")
-    head, end, tail = text.rpartition("    return found\n")  # the end of trackers()
-    assert end
-    train.write_text(head + REGISTRATION + tail, encoding="utf-8")
 
 
 def test_a_new_feature_lands_only_in_the_projects_that_choose_it(
