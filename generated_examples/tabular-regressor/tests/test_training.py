@@ -2,12 +2,15 @@ from __future__ import annotations
 
 import csv
 import json
+import tomllib
 from pathlib import Path
 
+import pytest
 import torch
 
 from tabular_regressor.cli import main
 from tabular_regressor.config import Config, load_config
+from tabular_regressor.runtime import autocast_dtype
 from tabular_regressor.smoke import stage_overfit
 from tabular_regressor.train import fit
 
@@ -24,6 +27,30 @@ def test_training_writes_outputs(tiny_config: Config) -> None:
 
 def test_loss_falls_on_one_batch(tiny_config: Config) -> None:
     assert "->" in stage_overfit(tiny_config)
+
+
+@pytest.mark.parametrize(
+    ("device", "bf16_supported", "requested", "expected"),
+    [
+        ("cpu", False, "auto", "bfloat16"),  # CPU autocast: bfloat16, never a GradScaler
+        ("cuda", True, "auto", "bfloat16"),  # Ampere and later: no GradScaler needed
+        ("cuda", False, "auto", "float16"),  # older GPUs: float16 with a GradScaler
+        ("cuda", True, "float16", "float16"),  # an explicit choice is kept
+        ("cuda", False, "bfloat16", "bfloat16"),
+    ],
+)
+def test_amp_dtype_auto_follows_bfloat16_support(
+    device: str, bf16_supported: bool, requested: str, expected: str
+) -> None:
+    assert autocast_dtype(device, bf16_supported, requested) == expected
+
+
+def test_the_chosen_precision_is_printed_and_recorded(tiny_config: Config, capsys) -> None:
+    fit(load_config(overrides=["train.max_steps=1", "train.amp=true"], base=tiny_config))
+    assert "amp=True amp_dtype=bfloat16 matmul_precision=highest" in capsys.readouterr().out
+    recorded = tomllib.loads((Path(tiny_config.train.out_dir) / "config.toml").read_text())
+    assert recorded["train"]["amp_dtype"] == "bfloat16"  # on CPU; "auto" asked for it
+    assert recorded["train"]["matmul_precision"] == "highest"  # TF32 is for CUDA only
 
 
 def test_evaluate_command_prints_json(tiny_config: Config, capsys) -> None:

@@ -63,7 +63,7 @@ def load_inference(
     device = get_device(config.train.device)
     state = checkpoint.get("data_state") or {}
     task = get_task(config.task).for_data(spec, state)
-    amp = precision(device, config.train.amp, config.train.amp_dtype)
+    amp = precision(device, config.train)
     return Inference(config, spec, state, task, model.to(device).eval(), amp)
 
 
@@ -76,7 +76,7 @@ def evaluate_checkpoint(
     device = get_device(config.train.device)
     bundle = build_data(config.data, config.train.seed, checkpoint.get("data_state"))
     loader = eval_loader(bundle, split_of(bundle, split, config.data), config, DistInfo(), device)
-    amp = precision(device, config.train.amp, config.train.amp_dtype)
+    amp = precision(device, config.train)
     task = get_task(config.task, config.train.monitor).for_data(spec, bundle.state)
     weights = checkpoint.get("class_weights")  # the loss as trained (train.class_weights)
     task, _ = balance(task, config, bundle.train_targets, weights, device)

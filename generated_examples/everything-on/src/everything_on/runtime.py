@@ -16,6 +16,8 @@ import numpy as np
 import torch
 import torch.distributed as dist
 
+from .config import TrainConfig
+
 
 @dataclass(frozen=True)
 class DistInfo:
@@ -94,22 +96,38 @@ class Precision:
     enabled: bool
     dtype: torch.dtype
     scaler: torch.amp.GradScaler
+    matmul: str = "highest"  # torch's float32 matmul precision, set for the whole process
 
     def autocast(self) -> contextlib.AbstractContextManager:
         if not self.enabled:  # a disabled torch.autocast still costs ~4 us a step to enter
             return contextlib.nullcontext()
         return torch.autocast(device_type=self.device.type, dtype=self.dtype)
 
+    @property
+    def amp_dtype(self) -> str:  # as train.amp_dtype names it
+        return str(self.dtype).removeprefix("torch.")
 
-def precision(device: torch.device, enabled: bool, dtype_name: str = "auto") -> Precision:
-    """train.amp / train.amp_dtype: bfloat16 on CPU (float16 is slow there), float16 on CUDA
-    unless asked otherwise; a GradScaler only for float16 on CUDA."""
-    if dtype_name == "auto":
-        dtype = torch.float16 if device.type == "cuda" else torch.bfloat16
-    else:
-        dtype = {"bfloat16": torch.bfloat16, "float16": torch.float16}[dtype_name]
-    use_scaler = enabled and device.type == "cuda" and dtype == torch.float16
-    return Precision(device, enabled, dtype, torch.amp.GradScaler(device.type, enabled=use_scaler))
+
+def autocast_dtype(device_type: str, bf16_supported: bool, requested: str = "auto") -> str:
+    """train.amp_dtype as used. auto: bfloat16 where the device has it (CPU, CUDA GPUs from
+    Ampere on), which needs no GradScaler; float16 on older CUDA GPUs."""
+    if requested != "auto":
+        return requested
+    return "float16" if device_type == "cuda" and not bf16_supported else "bfloat16"
+
+
+def precision(device: torch.device, train: TrainConfig) -> Precision:
+    """train.amp, amp_dtype and matmul_precision (set here, once); a GradScaler only for
+    float16 on CUDA. Matmuls auto: TF32 on CUDA, float32 elsewhere and when deterministic."""
+    cuda = device.type == "cuda"
+    bf16 = cuda and torch.cuda.get_device_capability(device)[0] >= 8  # native: Ampere on
+    dtype = getattr(torch, autocast_dtype(device.type, bf16, train.amp_dtype))
+    auto = "high" if cuda and not train.deterministic else "highest"
+    matmul = auto if train.matmul_precision == "auto" else train.matmul_precision
+    torch.set_float32_matmul_precision(matmul)
+    use_scaler = train.amp and cuda and dtype == torch.float16
+    scaler = torch.amp.GradScaler(device.type, enabled=use_scaler)
+    return Precision(device, train.amp, dtype, scaler, matmul)
 
 
 @contextlib.contextmanager

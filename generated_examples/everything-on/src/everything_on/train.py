@@ -231,6 +231,10 @@ def build_run(
     resume = ckpt.resolve_resume(config.train.resume, out_dir, info.is_main)
     set_seed(config.train.seed, config.train.deterministic)
     saved = resume[1] if resume else {}
+    amp = precision(device, config.train)  # also sets the float32 matmul precision
+    config.train.amp_dtype, config.train.matmul_precision = amp.amp_dtype, amp.matmul  # resolved
+    if info.is_main:  # what "auto" chose, as config.toml and the checkpoints record it
+        print(f"amp={amp.enabled} amp_dtype={amp.amp_dtype} matmul_precision={amp.matmul}")
     changes = ckpt.resume_changes(saved["config"], config.to_dict(), resume[0]) if resume else []
     bundle = build_data(config.data, config.train.seed, saved.get("data_state"))
     bundle = bundle.select(*fold) if fold else bundle
@@ -240,7 +244,6 @@ def build_run(
     model = build_model(config.model, bundle.spec)
     init_weights(model, config.model, resume[0] if resume else None, info.is_main)
     freeze(model, config.model.freeze)  # before the optimizer, which leaves frozen ones out
-    amp = precision(device, config.train.amp, config.train.amp_dtype)
     if config.train.strategy == "fsdp" and info.enabled:
         # block by block onto the device, so no device ever holds the whole model; before
         # the optimizer is built, as sharding replaces the parameters

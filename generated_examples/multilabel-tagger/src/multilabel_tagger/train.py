@@ -177,12 +177,15 @@ def build_run(config: Config, info: DistInfo, device: torch.device) -> Run:
     resume = ckpt.resolve_resume(config.train.resume, out_dir, info.is_main)
     set_seed(config.train.seed, config.train.deterministic)
     saved = resume[1] if resume else {}
+    amp = precision(device, config.train)  # also sets the float32 matmul precision
+    config.train.amp_dtype, config.train.matmul_precision = amp.amp_dtype, amp.matmul  # resolved
+    if info.is_main:  # what "auto" chose, as config.toml and the checkpoints record it
+        print(f"amp={amp.enabled} amp_dtype={amp.amp_dtype} matmul_precision={amp.matmul}")
     changes = ckpt.resume_changes(saved["config"], config.to_dict(), resume[0]) if resume else []
     bundle = build_data(config.data, config.train.seed, saved.get("data_state"))
     task = get_task(config.task, config.train.monitor).for_data(bundle.spec, bundle.state)
     task = task.for_training(config, bundle.train_targets, saved.get("class_weights"), device)
     model = build_model(config.model, bundle.spec)
-    amp = precision(device, config.train.amp, config.train.amp_dtype)
     model = model.to(device)  # moved once, before the loop
     train_loader, val_loader, sampler = build_loaders(bundle, config, info, device)
     optimizer = build_optimizer(model, config.train, device)

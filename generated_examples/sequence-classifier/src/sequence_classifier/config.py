@@ -84,8 +84,11 @@ class TrainConfig:
         choices=("accuracy", "top5_accuracy", "macro_f1", "loss"),
     )
     log_every: int = option(10, "steps between progress updates and metrics rows", low=1)
-    amp: bool = option(False, "mixed precision: bf16 on CPU, fp16 + GradScaler on CUDA")
+    amp: bool = option(False, "autocast: bfloat16 where supported, else float16 with a GradScaler")
     amp_dtype: str = option("auto", "autocast dtype", choices=("auto", "bfloat16", "float16"))
+    matmul_precision: str = option(
+        "auto", "auto: high (TF32) on CUDA only", choices=("auto", "highest", "high", "medium")
+    )
     compile: bool = option(False, "torch.compile the model (the first step is slow)")
     compile_mode: str = option(
         "default", "torch.compile mode", choices=("default", "reduce-overhead", "max-autotune")

@@ -43,7 +43,7 @@ def evaluate_checkpoint(
     device = get_device(config.train.device)
     bundle = build_data(config.data, config.train.seed, checkpoint.get("data_state"))
     loader = eval_loader(bundle, split_of(bundle, split, config.data), config, DistInfo(), device)
-    amp = precision(device, config.train.amp, config.train.amp_dtype)
+    amp = precision(device, config.train)
     task = get_task(config.task, config.train.monitor).for_data(spec, bundle.state)
     result = evaluate(model.to(device), loader, task, amp, DistInfo(), details=True)
     return {"split": split, **result}

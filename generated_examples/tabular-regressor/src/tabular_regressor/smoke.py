@@ -55,7 +55,7 @@ def fresh_model(config: Config) -> tuple[Precision, nn.Module, DataLoader, DataL
     bundle = build_data(config.data, config.train.seed)
     model = build_model(config.model, bundle.spec).to(device)
     train_loader, val_loader, _ = build_loaders(bundle, config, DistInfo(), device)
-    amp = precision(device, config.train.amp, config.train.amp_dtype)
+    amp = precision(device, config.train)
     task = get_task(config.task, config.train.monitor).for_data(bundle.spec, bundle.state)
     return amp, model, train_loader, val_loader, task
 

@@ -255,7 +255,8 @@ def restore_training(
     try:
         optimizer.load_state_dict(checkpoint["optimizer_state_dict"])
         scheduler.load_state_dict(checkpoint["scheduler_state_dict"])
-        scaler.load_state_dict(checkpoint["scaler_state_dict"])
+        if checkpoint["scaler_state_dict"]:  # empty if saved without one (bfloat16, amp off)
+            scaler.load_state_dict(checkpoint["scaler_state_dict"])
         set_rng_state(checkpoint["rng_state"])
     except (KeyError, ValueError, RuntimeError, TypeError) as exc:
         raise CheckpointError(f"{path}: training state does not fit this run ({exc})") from exc
