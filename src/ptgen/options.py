@@ -13,9 +13,7 @@ from pathlib import Path
 
 from ptgen.errors import InvalidName, PtgenError
 from ptgen.paths import templates_dir
-from ptgen.template_meta import read_yaml
-
-MODALITIES = ("image", "sequence", "tabular", "text")  # input plumbing the template knows
+from ptgen.template_meta import read_yaml, template_question
 
 
 @dataclass(frozen=True)
@@ -33,11 +31,12 @@ class TaskSpec:
 def tasks() -> dict[str, TaskSpec]:
     """Every task of the project template, read from its task.yml."""
     found = {}
-    project = templates_dir() / "project"
-    objectives = {meta.parent.name for meta in (project / "_objectives").glob("*/objective.yml")}
-    for meta in sorted((project / "_tasks").glob("*/task.yml")):
+    modalities, objectives = template_question("modality_names"), template_question(
+        "objective_names"
+    )
+    for meta in sorted((templates_dir() / "project" / "_tasks").glob("*/task.yml")):
         spec = TaskSpec(meta.parent.name, **read_yaml(meta))
-        if spec.modality not in MODALITIES or spec.objective not in objectives:
+        if spec.modality not in modalities or spec.objective not in objectives:
             raise PtgenError(
                 f"{meta}: unknown modality {spec.modality!r} or objective {spec.objective!r}"
             )
