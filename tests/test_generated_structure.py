@@ -10,7 +10,12 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
+import pytest
 from helpers import generate
+
+from ptgen.features import features, serves
+from ptgen.options import tasks
+from ptgen.project import ProjectOptions, new_project
 
 PACKAGE = "demo_proj"
 
@@ -67,6 +72,39 @@ def cycles(graph: dict[str, set[str]]) -> list[list[str]]:
     return found
 
 
+def import_cycles(graph: dict[str, set[str]]) -> list[set[str]]:
+    """The strongly connected components of more than one module (Tarjan): each is a set of
+    modules that import one another in a circle, however long the circle."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    found: list[set[str]] = []
+
+    def visit(node: str) -> None:
+        index[node] = low[node] = len(index)
+        stack.append(node)
+        for target in sorted(graph.get(node, ())):
+            if target not in index:
+                visit(target)
+                low[node] = min(low[node], low[target])
+            elif target in stack:
+                low[node] = min(low[node], index[target])
+        if low[node] == index[node]:
+            component = set()
+            while True:
+                member = stack.pop()
+                component.add(member)
+                if member == node:
+                    break
+            if len(component) > 1 or node in graph.get(node, ()):
+                found.append(component)
+
+    for node in sorted(graph):
+        if node not in index:
+            visit(node)
+    return found
+
+
 def function(tree: ast.Module, name: str) -> ast.FunctionDef:
     return next(n for n in tree.body if isinstance(n, ast.FunctionDef) and n.name == name)
 
@@ -84,12 +122,32 @@ def test_no_module_imports_another_in_a_circle(default_project: Path) -> None:
     assert cycles(graph) == []
 
 
+# The one cycle left, not of fsdp's making: data/_inputs.texts, kept for dataset files written
+# before data/_text_files.text_inputs, calls back into the module that imports _inputs. It
+# goes with that shim (a change to every project with a text task and `inputs`).
+KNOWN_CYCLES = [{f"{PACKAGE}.data._inputs", f"{PACKAGE}.data._text_files"}]
+
+
+@pytest.mark.parametrize("task", sorted(tasks()))
+def test_no_import_cycle_with_every_feature(tmp_path: Path, task: str) -> None:
+    """Every task with every feature that serves it: no module of the package imports
+    another that (through any chain, imports inside functions counted) imports it back."""
+    chosen = tuple(name for name in features() if serves(name, task))
+    options = ProjectOptions(name="demo-proj", task=task, features=chosen)
+    project = new_project(options, tmp_path, run_smoke=False, init_git=False).path
+    graph = import_graph(project / "src" / PACKAGE)
+    assert len(graph) > 20 and graph[f"{PACKAGE}.train"]
+    assert [sorted(c) for c in import_cycles(graph) if c not in KNOWN_CYCLES] == []
+
+
 def test_the_cycle_finder_finds_a_cycle(tmp_path: Path) -> None:
     """The check above could fail: a real import cycle in a copy of the project is found."""
     project = generate(tmp_path, name="demo-proj")
     monitor = project / "src" / PACKAGE / "monitor.py"
     monitor.write_text("from .train import Run\n" + monitor.read_text(encoding="utf-8"))
-    found = cycles(import_graph(project / "src" / PACKAGE))
+    graph = import_graph(project / "src" / PACKAGE)
+    assert {f"{PACKAGE}.monitor", f"{PACKAGE}.train"} <= set().union(*import_cycles(graph))
+    found = cycles(graph)
     # the search may enter the cycle at either module (e.g. from experiments -> train)
     assert {f"{PACKAGE}.monitor", f"{PACKAGE}.train"} in [set(c[-3:]) for c in found]
 

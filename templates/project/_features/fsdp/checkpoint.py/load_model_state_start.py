@@ -2,8 +2,9 @@
     mismatch names the config keys that differ.
     A sharded checkpoint directory loads into a sharded or a plain model, at any number of
     processes, and a file into a sharded model (with `optimizer`: its state too)."""
+    sharded = FORMATS[".dcp"]
     try:
-        from .sharding import load_sharded_state
-
-        if not load_sharded_state(unwrap(model), checkpoint, path, optimizer):
+        if sharded.owns(path, unwrap(model)):
+            sharded.load(unwrap(model), checkpoint, path, optimizer)
+        else:
             unwrap(model).load_state_dict(clean_state_dict(checkpoint["model_state_dict"]))
