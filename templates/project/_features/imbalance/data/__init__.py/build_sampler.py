@@ -1,0 +1,1 @@
+    sampler = ResumableSampler(bundle.train, info, config.train.seed, sample_weights)

@@ -1,0 +1,1 @@
+) -> tuple[DataLoader, DataLoader, EpochOrder]:

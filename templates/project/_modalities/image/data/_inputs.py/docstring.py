@@ -1,0 +1,1 @@
+image files become model inputs, from the options and the state saved in a checkpoint

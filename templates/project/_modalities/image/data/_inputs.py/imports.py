@@ -1,0 +1,2 @@
+import glob
+import os

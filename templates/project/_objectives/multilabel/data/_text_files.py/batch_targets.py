@@ -1,0 +1,1 @@
+        targets = self.targets[torch.as_tensor(indices, dtype=torch.long)]  # (B, L)

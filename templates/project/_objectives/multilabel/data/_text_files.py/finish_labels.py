@@ -1,0 +1,1 @@
+            labels = label_table[np.frombuffer(label_ids, dtype=np.int64)]  # (rows, L)

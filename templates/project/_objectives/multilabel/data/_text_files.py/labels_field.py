@@ -1,0 +1,1 @@
+    labels: np.ndarray  # (rows, L) float32 multi-hot label sets

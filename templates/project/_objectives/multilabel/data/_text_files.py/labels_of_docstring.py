@@ -1,0 +1,1 @@
+        """The label cells of some rows of the file `name`."""

@@ -1,0 +1,2 @@
+
+Rows = list[tuple[str, str]]  # (text, label cell) pairs

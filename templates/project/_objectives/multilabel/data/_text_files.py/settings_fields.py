@@ -1,0 +1,1 @@
+    label_separator: str = "|"  # splits a label cell into its labels

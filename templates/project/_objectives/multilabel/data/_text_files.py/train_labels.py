@@ -1,0 +1,1 @@
+        self.train_labels: set[str] = set()  # label cells, split by `finish`

@@ -1,0 +1,1 @@
+        yield row[text], row[label].strip()

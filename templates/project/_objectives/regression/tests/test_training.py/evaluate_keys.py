@@ -1,0 +1,1 @@
+    assert {"mae", "rmse", "r2"} <= result.keys()
