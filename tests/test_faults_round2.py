@@ -48,7 +48,6 @@ def text_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path, Path
         "train",
         *("--set", f"data.root={data}", "--set", "data.target=label"),
         *("--set", "train.max_steps=4", "--set", "train.batch_size=8"),
-        *("--set", "model.cell=gru"),  # the rnn kind's other cell (lstm is its default)
     )
     assert result.returncode == 0, result.stderr
     return project, project / "runs" / "default" / "last.pt", where

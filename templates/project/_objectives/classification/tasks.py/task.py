@@ -1,4 +1,4 @@
-{%- from "_lib/parts.jinja" import feature_parts with context -%}
+{% from "_lib/parts.jinja" import feature_parts with context -%}
 @dataclass(frozen=True)
 class Classification:
     """Class scores (B, K) against class indices (B,): cross-entropy; accuracy, top-5 (from 5
