@@ -52,7 +52,8 @@ import numpy as np
 import torch
 
 from tables.data import build_data, hold_out
-from tables.data.csv import BLOCK_ROWS, Options
+from tables.data._tables import BLOCK_ROWS
+from tables.data.csv import Options
 
 OLD_STATE = {old!r}
 

@@ -1,0 +1,1 @@
+from ._sequences import PAD_INDEX, fixed_length, pad_collate

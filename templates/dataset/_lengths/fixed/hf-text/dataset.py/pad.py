@@ -1,0 +1,1 @@
+        "pad": {"index": tokenizer.pad_token_id, "to": cfg.max_length},

@@ -1,0 +1,3 @@
+
+from . import DataBundle
+from ._sequences import fixed_length

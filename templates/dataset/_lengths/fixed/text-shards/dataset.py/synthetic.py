@@ -1,0 +1,1 @@
+        return fixed_length(train, val, spec, cfg.max_length)

@@ -1,0 +1,1 @@
+from ._sequences import PAD_INDEX, pad_collate, variable_length

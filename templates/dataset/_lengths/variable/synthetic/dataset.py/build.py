@@ -1,0 +1,1 @@
+    return variable_length(*make_splits(cfg, seed), bucket=cfg.bucket_by_length)

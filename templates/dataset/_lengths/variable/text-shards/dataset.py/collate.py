@@ -1,0 +1,1 @@
+    collate = pad_collate

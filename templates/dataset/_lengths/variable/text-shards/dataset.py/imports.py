@@ -1,0 +1,1 @@
+from ._sequences import pad_collate, variable_length

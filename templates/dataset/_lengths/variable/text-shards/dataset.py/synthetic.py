@@ -1,0 +1,1 @@
+        return variable_length(train, val, spec, False)

@@ -1,0 +1,1 @@
+from ._sequences import variable_length

@@ -1,0 +1,2 @@
+    spec = bundle.spec
+    assert item["inputs"].shape == (spec.in_channels, spec.image_size, spec.image_size)

@@ -1,0 +1,2 @@
+{%- from "_lib/parts.jinja" import length_lines with context %}
+{{- length_lines("dataset/synthetic/dataset.py", "doc") }}

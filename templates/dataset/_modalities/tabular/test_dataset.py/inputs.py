@@ -1,0 +1,1 @@
+    assert item["inputs"].shape == (bundle.spec.num_features,)

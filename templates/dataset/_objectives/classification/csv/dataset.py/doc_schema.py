@@ -1,0 +1,2 @@
+
+The schema (each column's kind, categories and statistics, the class names) goes

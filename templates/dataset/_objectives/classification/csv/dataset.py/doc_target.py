@@ -1,0 +1,1 @@
+the class label is `data.target` (default: the last column).

@@ -1,0 +1,1 @@
+    return [*cfg.categorical, *categorical, target]

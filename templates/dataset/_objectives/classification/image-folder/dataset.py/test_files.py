@@ -1,0 +1,1 @@
+        files = labelled(by_class, classes, "test")

@@ -1,0 +1,1 @@
+The class label is `data.target` (default: the last column). Nothing is loaded up front:

@@ -1,0 +1,1 @@
+    spec = DataSpec(num_outputs=len(state["classes"]), num_features=features)

@@ -1,0 +1,1 @@
+    target: str = option("", "the label column (empty: the last column)")

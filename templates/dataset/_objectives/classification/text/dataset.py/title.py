@@ -1,0 +1,1 @@
+"""{{ name }}: labelled text for sequence classification (ptgen dataset kind "text").

@@ -1,0 +1,5 @@
+
+import csv
+import dataclasses
+import hashlib
+import json

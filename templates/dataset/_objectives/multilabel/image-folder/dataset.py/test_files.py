@@ -1,0 +1,1 @@
+        files = labelled(by_class, sets, classes, root, "test")

@@ -1,0 +1,3 @@
+    settings = TokenSettings(
+        cfg.target, cfg.max_length, cfg.vocab_size, cfg.val_fraction, cfg.cache_dir, cfg.label_separator
+    )

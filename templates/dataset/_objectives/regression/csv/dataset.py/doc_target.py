@@ -1,0 +1,1 @@
+the number to predict is `data.target` (default: the last column).

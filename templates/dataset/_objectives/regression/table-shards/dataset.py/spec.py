@@ -1,0 +1,1 @@
+    spec = DataSpec(num_outputs=1, num_features=features)

@@ -1,0 +1,1 @@
+    assert item["targets"].shape == (bundle.spec.num_outputs,)

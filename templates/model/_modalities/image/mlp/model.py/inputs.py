@@ -1,0 +1,1 @@
+        x = inputs.flatten(1)  # (B, C, H, W) -> (B, C*H*W)

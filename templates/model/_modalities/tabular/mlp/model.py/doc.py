@@ -1,0 +1,2 @@
+
+Each table row is one input vector of `num_features` values.

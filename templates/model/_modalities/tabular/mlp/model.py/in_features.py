@@ -1,0 +1,1 @@
+        in_features=spec.num_features,

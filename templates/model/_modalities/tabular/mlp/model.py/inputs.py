@@ -1,0 +1,1 @@
+        x = inputs  # (B, F)

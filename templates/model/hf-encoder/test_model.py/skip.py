@@ -1,0 +1,2 @@
+
+pytest.importorskip("transformers", reason="needs the hf extra: pip install -e '.[hf]'")
