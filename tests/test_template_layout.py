@@ -14,8 +14,8 @@ from ptgen.template_meta import read_yaml, template_question
 IF = re.compile(r"\{%-?\s*(?:if|elif)\b[^%]*%\}")
 INLINE_IF = re.compile(r"\{\{[^}]*?\sif\s[^}]*\}\}")
 # Ratchets: today's counts, never to grow (issue 47's goal: 120 in all, 10 in any file).
-MOST_IN_ALL = 191
-MOST_IN_A_FILE = 16
+MOST_IN_ALL = 76
+MOST_IN_A_FILE = 8
 
 
 def conditionals() -> dict[str, int]:
