@@ -36,6 +36,36 @@ class CheckpointError(RuntimeError):
     """A checkpoint that cannot be used; the message names the file and the reason."""
 
 
+class CheckpointFormat:
+    """A checkpoint other than one .pt file, as this module reads it: sharding.py's sharded
+    format (train.strategy=fsdp, a .dcp directory). sharding.py builds on this module and
+    fills FORMATS when imported (train.py and engine.py import it): this one never imports it.
+    """
+
+    required: tuple[str, ...]  # the keys of the file load_checkpoint reads
+
+    def state_file(self, path: Path) -> Path:
+        """The file of checkpoint `path` that load_checkpoint reads (the weights load later)."""
+        raise NotImplementedError
+
+    def owns(self, path: str | Path, model: torch.nn.Module) -> bool:
+        """Whether `load` (not load_state_dict) loads checkpoint `path` into `model`."""
+        raise NotImplementedError
+
+    def load(
+        self,
+        model: torch.nn.Module,
+        checkpoint: dict[str, Any],
+        path: str | Path,
+        optimizer: torch.optim.Optimizer | None,
+    ) -> None:
+        """The weights into `model` (with `optimizer`: its state too)."""
+        raise NotImplementedError
+
+
+FORMATS: dict[str, CheckpointFormat] = {}  # by suffix: sharding.py adds ".dcp"
+
+
 @dataclass
 class TrainState:
     """Where training is; saved in every checkpoint."""
@@ -142,10 +172,8 @@ def load_checkpoint(path: str | Path, map_location: str | torch.device = "cpu") 
     Of a sharded checkpoint directory only state.pt is read (the weights load later)."""
     path = Path(path)
     required, file = REQUIRED_KEYS, path
-    if path.is_dir():  # sharded (train.strategy=fsdp); sharding.py imports this module
-        from .sharding import SHARDED_KEYS, state_file
-
-        required, file = SHARDED_KEYS, state_file(path)
+    if path.is_dir():  # sharded (train.strategy=fsdp): read as its format says
+        required, file = FORMATS[".dcp"].required, FORMATS[".dcp"].state_file(path)
     checkpoint = load_weights_only(file, map_location)
     if not isinstance(checkpoint, dict) or any(k not in checkpoint for k in required):
         raise CheckpointError(
@@ -185,10 +213,11 @@ def load_model_state(
     mismatch names the config keys that differ.
     A sharded checkpoint directory loads into a sharded or a plain model, at any number of
     processes, and a file into a sharded model (with `optimizer`: its state too)."""
+    sharded = FORMATS[".dcp"]
     try:
-        from .sharding import load_sharded_state
-
-        if not load_sharded_state(unwrap(model), checkpoint, path, optimizer):
+        if sharded.owns(path, unwrap(model)):
+            sharded.load(unwrap(model), checkpoint, path, optimizer)
+        else:
             unwrap(model).load_state_dict(clean_state_dict(checkpoint["model_state_dict"]))
     except (RuntimeError, ValueError, KeyError) as exc:
         saved = checkpoint.get("config", {})
@@ -271,9 +300,7 @@ def restore_training(
     """Load every state into the live objects; returns where training was."""
     check_global_batch(checkpoint, path, config["train"]["batch_size"], world_size)
     # a sharded checkpoint, or any into a sharded model: DCP's loaders set the optimizer too
-    from .sharding import is_sharded
-
-    optimizer_too = Path(path).is_dir() or is_sharded(unwrap(model))
+    optimizer_too = FORMATS[".dcp"].owns(path, unwrap(model))
     load_model_state(model, checkpoint, path, config, optimizer if optimizer_too else None)
     try:
         if not optimizer_too:

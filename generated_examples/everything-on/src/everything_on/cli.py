@@ -142,7 +142,7 @@ def main(argv: list[str] | None = None) -> int:
 
             return run_lr_find(args)
         elif args.command == "consolidate":
-            from .sharding import consolidate
+            from .consolidate import consolidate
 
             done = consolidate(args.checkpoint, args.output)
             print(f"wrote {args.output}: step {done['step']}, {done['parameters']:,} parameters")

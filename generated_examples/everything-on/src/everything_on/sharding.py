@@ -15,6 +15,13 @@ A sharded checkpoint is a directory: DCP's files (model and optimizer, one file 
 process) plus `state.pt` (the rest of the training state, written by rank 0). DCP loads
 it at any number of processes, resharding as needed, also in one plain process.
 
+The strategy, step by step (DDP's is the plain code these replace): wrap is `shard_model`
+(build_run calls it), no_sync is `no_gradient_sync` (engine.py's no_sync), save is
+`save_sharded` (train.py's save), load is `DCPCheckpoints`, consolidate is consolidate.py.
+Imports go one way: this module builds on checkpoint.py, and checkpoint.py reaches the
+sharded format only through its table of formats, `FORMATS`, which this module fills when
+imported (train.py and engine.py import it, so does every command that loads a run).
+
 FSDP and DCP are imported where they are used: together ~0.8 s and ~45 MB that a run
 without them does not pay.
 """
@@ -38,7 +45,9 @@ if TYPE_CHECKING:
     from torch.distributed.fsdp import FSDPModule
 
 from .checkpoint import (
+    FORMATS,
     CheckpointError,
+    CheckpointFormat,
     clean_state_dict,
     save_checkpoint,
     warn_stderr,
@@ -183,30 +192,35 @@ def load_full(
     set_optimizer_state_dict(model, optimizer, by_name, options=whole)
 
 
-def state_file(path: Path) -> Path:
-    """The state.pt of a sharded checkpoint directory (the weights load later)."""
-    if not (path / ".metadata").is_file():
-        raise CheckpointError(f"{path}: not a sharded checkpoint (no .metadata)")
-    return path / STATE_FILE
+class DCPCheckpoints(CheckpointFormat):
+    """A sharded checkpoint directory (.dcp), and any checkpoint into a sharded model, as
+    checkpoint.py reads them (`FORMATS[".dcp"]`)."""
+
+    required = SHARDED_KEYS
+
+    def state_file(self, path: Path) -> Path:
+        if not (path / ".metadata").is_file():
+            raise CheckpointError(f"{path}: not a sharded checkpoint (no .metadata)")
+        return path / STATE_FILE
+
+    def owns(self, path: str | Path, model: nn.Module) -> bool:
+        return Path(path).is_dir() or is_sharded(model)
+
+    def load(
+        self,
+        model: nn.Module,
+        checkpoint: dict[str, Any],
+        path: str | Path,
+        optimizer: torch.optim.Optimizer | None,
+    ) -> None:
+        if Path(path).is_dir():
+            load_sharded(Path(path), model, optimizer)
+        else:
+            weights = clean_state_dict(checkpoint["model_state_dict"])
+            load_full(model, weights, optimizer, checkpoint["optimizer_state_dict"])
 
 
-def load_sharded_state(
-    model: nn.Module,
-    checkpoint: dict[str, Any],
-    path: str | Path,
-    optimizer: torch.optim.Optimizer | None,
-) -> bool:
-    """A sharded checkpoint directory into `model` (sharded or not), or a file into a
-    sharded model (both with `optimizer`: its state too); False for a file into a plain
-    model, which the caller loads itself."""
-    if Path(path).is_dir():
-        load_sharded(Path(path), model, optimizer)
-    elif is_sharded(model):
-        weights = clean_state_dict(checkpoint["model_state_dict"])
-        load_full(model, weights, optimizer, checkpoint["optimizer_state_dict"])
-    else:
-        return False
-    return True
+FORMATS[".dcp"] = DCPCheckpoints()
 
 
 def save_sharded(
@@ -257,27 +271,6 @@ def _replace_directory(new: Path, path: Path) -> None:
             os.fsync(fd)
         finally:
             os.close(fd)
-
-
-def consolidate(directory: str, output: str) -> dict[str, Any]:
-    """Write a sharded checkpoint (train.strategy=fsdp, a .dcp directory) as one file that
-    evaluate, resume and any single process load like last.pt. Gathers it in this process."""
-    out = Path(output)
-    if not Path(directory).is_dir():
-        raise CheckpointError(f"{directory}: not a sharded checkpoint directory (.dcp)")
-    if out.exists():
-        raise CheckpointError(f"{out} already exists; choose another --output")
-    from .checkpoint import load_model_state  # imported here: checkpoint imports this module
-    from .evaluate import trained_model
-    from .optim import build_optimizer
-
-    checkpoint, config, _, model = trained_model(directory)
-    optimizer = build_optimizer(model, config.train, torch.device("cpu"))
-    load_model_state(model, checkpoint, directory, config.to_dict(), optimizer)
-    weights = {"model_state_dict": model.state_dict()}
-    optimizer_state = {"optimizer_state_dict": optimizer.state_dict()}
-    save_checkpoint(out, {**checkpoint, **weights, **optimizer_state})  # like last.pt
-    return {"step": checkpoint["step"], "parameters": sum(p.numel() for p in model.parameters())}
 
 
 @contextlib.contextmanager
