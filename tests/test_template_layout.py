@@ -6,7 +6,6 @@ in copier.yml are the folders there are."""
 from __future__ import annotations
 
 import re
-from pathlib import Path
 
 from ptgen.paths import templates_dir
 from ptgen.template_meta import read_yaml, template_question

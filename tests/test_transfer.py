@@ -97,7 +97,8 @@ def test_init_from_loads_what_fits_and_reinitialises_the_head(
     assert result.returncode == 0, result.stdout + result.stderr
     lines = result.stdout.splitlines()
     assert lines[-1] == "OK"
-    table = "\n".join(lines[:5])  # the first report: into the 5-class model
+    start = next(i for i, line in enumerate(lines) if line.startswith("model.init_from"))
+    table = "\n".join(lines[start : start + 5])  # the first report: into the 5-class model
     assert "loaded            24 tensors" in table
     assert "re-initialised     2 tensors  classifier.1.weight (10, 128) -> (5, 128)" in table
     assert "missing            0" in table and "unexpected         0" in table

@@ -71,7 +71,7 @@ def template_repo(
     project = repo / "templates" / "project"
     if files is None:
         ignore = shutil.ignore_patterns("__pycache__", "*.pyc")
-        for part in ("project", "model", "dataset"):
+        for part in ("project", "model", "dataset", "_lib"):
             shutil.copytree(templates_dir() / part, repo / "templates" / part, ignore=ignore)
     for name, text in (files or {}).items():
         (project / name).parent.mkdir(parents=True, exist_ok=True)

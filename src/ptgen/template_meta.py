@@ -27,6 +27,8 @@ def read_yaml(path: Path) -> dict[str, Any]:
     return data
 
 
-def template_question(name: str) -> Any:
-    """The default of question `name` in templates/project/copier.yml."""
-    return read_yaml(templates_dir() / "project" / "copier.yml")[name]["default"]
+def template_question(name: str, missing: Any = ()) -> Any:
+    """The default of question `name` in templates/project/copier.yml (`missing` for a
+    template without it, e.g. a test's tiny one)."""
+    question = read_yaml(templates_dir() / "project" / "copier.yml").get(name)
+    return question["default"] if isinstance(question, dict) else missing
