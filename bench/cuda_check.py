@@ -105,7 +105,8 @@ def scale_trajectory(mods: Mods, run: Any, steps: int = 30) -> list[float]:
 def check_amp_bf16(mods: Mods, tmp: Path) -> dict[str, Any]:
     supported = DEVICE.type != "cuda" or torch.cuda.get_device_capability(DEVICE)[0] >= 8
     auto = config_for(mods, tmp / "auto", "train.amp=true", "train.max_steps=1")
-    chosen = mods["runtime"].precision(DEVICE, auto.train).amp_dtype
+    mods["runtime"].precision(DEVICE, auto.train)  # resolves train.amp_dtype=auto
+    chosen = auto.train.amp_dtype
     if not supported:
         return {"skipped": "no native bfloat16 on this GPU", "auto_picks": chosen}
     config = config_for(mods, tmp / "bf16", "train.amp=true", "train.max_steps=20")

@@ -218,8 +218,8 @@ print("rule:", [rule(*case) for case in [
 ]])
 for overrides in ([], ["train.matmul_precision=medium"], ["train.deterministic=true"]):
     cfg = config.load_config(None, overrides)
-    amp = runtime.precision(torch.device("cpu"), cfg.train)
-    print("matmul:", amp.matmul, torch.get_float32_matmul_precision())
+    runtime.precision(torch.device("cpu"), cfg.train)
+    print("matmul:", cfg.train.matmul_precision, torch.get_float32_matmul_precision())
 
 # a checkpoint saved without a GradScaler (bfloat16, amp off) resumes into a float16 run's
 cfg = config.load_config(None, [

@@ -1,1 +1,1 @@
-from .data import EpochOrder, build_data, build_loaders
+from .data import DataBundle, EpochOrder, build_data, build_loaders

@@ -1,0 +1,1 @@
+from pathlib import Path
