@@ -1,3 +1,3 @@
         raise ConfigError(
-            f"{where} has no test split: put it in root/test/ (like root/train/, its images in data.labels_file)"
+            f"{where} has no test split: put it in root/test/ (its images in data.labels_file)"
         )
