@@ -43,7 +43,9 @@ class MaskWriter:
             overlay = path.with_name(f"{path.stem}-overlay.png")
             for target in (path, overlay) if self.overlay else (path,):
                 if target.exists() and not self.force:
-                    raise ConfigError(f"{target} exists; replace it with --force, or use another --mask-dir")
+                    raise ConfigError(
+                        f"{target} exists; replace it with --force, or use another --mask-dir"
+                    )
             mask.save(path)
             record: dict[str, Any] = {"mask": str(path)}
             if self.overlay:
