@@ -26,7 +26,10 @@ def read_labels(cfg: Options) -> dict[str, list[str]]:
             raw = json.loads(path.read_text(encoding="utf-8"), object_pairs_hook=list)
             if not isinstance(raw, list) or not all(isinstance(p, tuple) for p in raw):
                 raise ValueError("expected an object {file: [labels]}")
-            entries = [(f"entry {k!r}", str(k), v.split(cfg.label_separator) if isinstance(v, str) else v) for k, v in raw]
+            entries = [
+                (f"entry {i} ({k!r})", str(k), v.split(cfg.label_separator) if isinstance(v, str) else v)
+                for i, (k, v) in enumerate(raw, 1)
+            ]
         else:
             with open(path, newline="", encoding="utf-8") as handle:
                 reader = csv.reader(handle)
