@@ -73,9 +73,12 @@ def calls(project: Path, package: str, *runs: tuple[Path, list[str]]) -> list[li
 
 
 def one_line_error(said: list) -> str:
+    """The one error line of a run that failed with exit status 1 (after notes, if any)."""
     code, _, err = said
-    assert code == 1 and err.startswith("error: ") and err.count("\n") == 1, said
-    return err
+    lines = err.splitlines()
+    assert code == 1 and lines[-1].startswith("error: ") and "Traceback" not in err, said
+    assert [line for line in lines if line.startswith("error")] == lines[-1:], said
+    return lines[-1]
 
 
 @pytest.fixture(scope="module")
