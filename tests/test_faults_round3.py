@@ -83,8 +83,8 @@ def one_line_error(said: list) -> str:
 
 @pytest.fixture(scope="module")
 def table_project(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """A csv-kind regression project with predict, export, lr-find and slurm."""
-    features = ("export", "lr-find", "predict", "slurm")
+    """A csv-kind regression project with predict, export, lr-find, slurm and sweep."""
+    features = ("export", "lr-find", "predict", "slurm", "sweep")
     project = generate(
         tmp_path_factory.mktemp("table"),
         TABLE_PKG,
