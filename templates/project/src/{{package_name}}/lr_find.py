@@ -57,7 +57,7 @@ def run_lr_find(args: argparse.Namespace) -> int:
     if not any(map(math.isfinite, smoothed)):
         raise ConfigError(
             f"the loss was not finite within {WINDOW + 1} steps of --start-lr {args.start_lr:.2e} "
-            f"(losses: {', '.join(f'{x:.3g}' for x in losses)}): lower --start-lr, or check the data"
+            f"(losses: {', '.join(f'{x:.3g}' for x in losses)}): lower --start-lr or check the data"
         )
     best = suggest(lrs, smoothed)
     out.mkdir(parents=True, exist_ok=True)
