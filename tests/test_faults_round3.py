@@ -204,7 +204,8 @@ def test_lr_find_without_a_finite_loss_or_with_a_file_for_output_dir_says_so(
         (project, [*lr_find, "--output-dir", str(a_file / "sub")]),
     )
     errors = [one_line_error(s) for s in said]
-    assert "the loss was not finite" in errors[0] and "lower --start-lr or check" in errors[0], errors[0]
+    assert "the loss was not finite" in errors[0], errors[0]
+    assert "lower --start-lr or check the data" in errors[0], errors[0]
     assert f"{a_file} is a file, not a folder" in errors[1], errors[1]
     assert f"{a_file} is a file, not a folder" in errors[2], errors[2]
     assert sorted(p.name for p in tmp_path.iterdir()) == ["notes.txt"]
