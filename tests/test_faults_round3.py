@@ -113,13 +113,14 @@ def table_run(table_project: Path) -> tuple[Path, Path, Path]:
 def test_predict_output_never_replaces_a_checkpoint_the_data_or_an_input(
     table_run, tmp_path: Path
 ) -> None:
-    """Item 2: as export's --output: an existing file only with --force; a checkpoint, the
-    training data and an input never."""
+    """Item 2: as export's --output: an existing file only with --force; a checkpoint, a
+    file of the checkpoint's run, the training data and an input never."""
     project, run, data = table_run
     last, new = run / "last.pt", write_table(tmp_path / "new.csv", rows=5)
     mine = tmp_path / "mine.jsonl"
     mine.write_text("mine\n")
-    before = {path: path.read_bytes() for path in (last, data, new, mine)}
+    held = (last, data, new, mine, run / "metrics.csv", run / "config.toml")
+    before = {path: path.read_bytes() for path in held}
     predict = ["predict", "--checkpoint", str(last), str(new), "--output"]
     said = calls(
         project,
@@ -128,11 +129,15 @@ def test_predict_output_never_replaces_a_checkpoint_the_data_or_an_input(
         (project, [*predict, str(data), "--force"]),
         (project, [*predict, str(new), "--force"]),
         (project, [*predict, str(mine)]),
+        (project, [*predict, str(run / "metrics.csv"), "--force"]),  # the run's own files
+        (project, [*predict, str(run / "config.toml"), "--force"]),
     )
     errors = [one_line_error(s) for s in said]
     assert "may be a checkpoint, never replaced" in errors[0], errors[0]
-    assert f"is data ({data})" in errors[1] and f"is data ({new})" in errors[2], errors[1:3]
+    assert f"is part of {data} (the checkpoint's run, the training data" in errors[1], errors
+    assert f"is part of {new} (" in errors[2], errors[2]
     assert f"{mine} exists; replace it with --force" in errors[3], errors[3]
+    assert f"is part of {run} (" in errors[4] and f"is part of {run} (" in errors[5], errors
     assert {path: path.read_bytes() for path in before} == before
     (forced,) = calls(project, TABLE_PKG, (project, [*predict, str(mine), "--force"]))
     assert forced[0] == 0, forced  # --force replaces the user's own file
