@@ -1,3 +1,3 @@
         raise ConfigError(
-            f"{where} has no test split: put it in root/test/<class>/ (like root/train/)"
+            f"{where} has no test split: put it in root/test/ (its images in data.labels_file)"
         )

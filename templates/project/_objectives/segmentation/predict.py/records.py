@@ -15,8 +15,8 @@ def colour_table(count: int) -> list[tuple[int, int, int]]:
 class MaskWriter:
     """Writes each input's predicted mask (and overlay) to a folder, named after the input."""
 
-    def __init__(self, folder: Path, inference: Inference, overlay: bool) -> None:
-        self.folder, self.overlay, self.task = folder, overlay, inference.task
+    def __init__(self, folder: Path, inference: Inference, overlay: bool, force: bool) -> None:
+        self.folder, self.overlay, self.task, self.force = folder, overlay, inference.task, force
         saved = [tuple(c) for c in inference.state.get("palette") or []]
         self.colours = saved or colour_table(self.task.num_classes)
         self.used: set[str] = set()
@@ -40,12 +40,17 @@ class MaskWriter:
             mask = Image.fromarray(ids.numpy().astype(np.uint8), mode="P")  # ids as indices
             mask.putpalette(flat)
             path = self.folder / f"{self.name(item.source)}.png"
+            overlay = path.with_name(f"{path.stem}-overlay.png")
+            for target in (path, overlay) if self.overlay else (path,):
+                if target.exists() and not self.force:
+                    raise ConfigError(
+                        f"{target} exists; replace it with --force, or use another --mask-dir"
+                    )
             mask.save(path)
             record: dict[str, Any] = {"mask": str(path)}
             if self.overlay:
                 with Image.open(item.source) as opened:
                     image = to_rgb(opened).resize(mask.size, Image.Resampling.BILINEAR)
-                overlay = path.with_name(f"{path.stem}-overlay.png")
                 Image.blend(image, mask.convert("RGB"), 0.5).save(overlay)
                 record["overlay"] = str(overlay)
             counts = torch.bincount(ids.flatten(), minlength=self.task.num_classes)  # (K,)

@@ -1,1 +1,2 @@
-    masks = MaskWriter(Path(args.mask_dir), inference, args.overlay)
+    folder = args.mask_dir or Path(args.checkpoint).parent / "masks"  # never the data's
+    masks = MaskWriter(Path(folder), inference, args.overlay, args.force)

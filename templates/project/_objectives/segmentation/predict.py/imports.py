@@ -1,1 +1,0 @@
-from pathlib import Path
