@@ -1,0 +1,78 @@
+"""Issue 48, round three of the fault probe (items 6, 7, 12, 14, 17, 19): generate is bounded
+and streams, a run directory or another task's checkpoint is named as such, resume speaks
+one numbering and names what a removed feature took, W&B without a login is one line, and
+a pretrained model kind starts from its own training defaults. Real projects, really
+trained for a few steps; one project per kind (module fixtures).
+"""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from helpers import generate, run_in_project
+from typer.testing import CliRunner
+
+from ptgen.cli import app
+
+EMA_PKG = "emaproj"
+TINY = ("data.num_samples=64", "data.image_size=16", "train.batch_size=16")
+
+
+def sets(*settings: str) -> list[str]:
+    return [arg for setting in settings for arg in ("--set", setting)]
+
+
+@pytest.fixture(scope="module")
+def ema_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
+    """An image project with EMA, trained for one whole epoch: (project, its run folder)."""
+    project = generate(tmp_path_factory.mktemp("ema"), EMA_PKG, features=("ema",))
+    out = project / "runs" / "one"
+    settings = (*TINY, "train.epochs=1", f"train.out_dir={out}")
+    result = run_in_project(project, "-m", EMA_PKG, "train", *sets(*settings))
+    assert result.returncode == 0, result.stderr
+    return project, out
+
+
+@pytest.mark.slow
+def test_resuming_a_finished_run_numbers_epochs_as_its_log_does(
+    ema_run: tuple[Path, Path], tmp_path: Path
+) -> None:
+    """Item 17: "resuming ... at epoch 2, step 4" then "nothing left to train (epoch 1/1".
+    """
+    project, run = ema_run
+    out = tmp_path / "run"
+    shutil.copytree(run, out)
+    settings = (*TINY, "train.epochs=1", f"train.out_dir={out}", "train.resume=auto")
+    result = run_in_project(project, "-m", EMA_PKG, "train", *sets(*settings))
+    assert result.returncode == 0, result.stderr
+    assert f"resuming from {out / 'last.pt'} at the end of epoch 1, step 4" in result.stdout
+    assert "nothing left to train (the end of epoch 1, step 4)" in result.stdout
+    assert "epoch 2" not in result.stdout
+
+
+@pytest.mark.slow
+def test_resuming_after_removing_a_feature_names_the_settings_it_took(
+    ema_run: tuple[Path, Path], tmp_path: Path
+) -> None:
+    """Item 7: after `ptgen remove feature ema` the checkpoint's average was dropped without
+    a word (only max_steps was named as changed)."""
+    source, run = ema_run
+    project = tmp_path / "project"
+    shutil.copytree(source, project, ignore=shutil.ignore_patterns("runs"))  # as committed
+    removed = CliRunner().invoke(app, ["remove", "feature", "ema", "--project", str(project)])
+    assert removed.exit_code == 0, removed.output
+    out = tmp_path / "run"
+    shutil.copytree(run, out)
+    settings = (*TINY, "train.epochs=2", "train.max_steps=4", f"train.out_dir={out}")
+    result = run_in_project(
+        project, "-m", EMA_PKG, "train", *sets(*settings, "train.resume=auto")
+    )
+    assert result.returncode == 0, result.stderr
+    changed = next(line for line in result.stdout.splitlines() if "changed settings" in line)
+    assert "train.ema_decay: 0.999 -> gone (no such setting now)" in changed, changed
+    assert "train.ema_eval: True -> gone" in changed and "train.epochs: 1 -> 2" in changed
