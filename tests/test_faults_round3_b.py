@@ -31,8 +31,9 @@ def sets(*settings: str) -> list[str]:
 
 @pytest.fixture(scope="module")
 def ema_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
-    """An image project with EMA, trained for one whole epoch: (project, its run folder)."""
-    project = generate(tmp_path_factory.mktemp("ema"), EMA_PKG, features=("ema",))
+    """An image project with EMA (and W&B), trained for one whole epoch: (project, its run
+    folder)."""
+    project = generate(tmp_path_factory.mktemp("ema"), EMA_PKG, features=("ema", "wandb"))
     out = project / "runs" / "one"
     settings = (*TINY, "train.epochs=1", f"train.out_dir={out}")
     result = run_in_project(project, "-m", EMA_PKG, "train", *sets(*settings))
@@ -139,3 +140,31 @@ def test_generate_names_a_run_folder_and_another_tasks_checkpoint(
     ]:
         result = run_in_project(project, "-m", LM_PKG, "generate", "--checkpoint", str(checkpoint))
         assert result.returncode == 1 and result.stderr == said + "\n", result.stderr
+
+
+@pytest.mark.slow
+def test_wandb_online_without_a_login_is_one_line_saying_what_to_do(
+    ema_run: tuple[Path, Path], tmp_path: Path
+) -> None:
+    """Item 12: train.logger=wandb, online, no API key: W&B's traceback."""
+    pytest.importorskip("wandb")
+    project, _ = ema_run
+    home = tmp_path / "home"  # no ~/.netrc, no W&B settings: not logged in
+    env = {k: v for k, v in os.environ.items() if not k.startswith("WANDB_")}
+    env.update(HOME=str(home), PYTHONPATH=str(project / "src"), OMP_NUM_THREADS="1")
+    settings = (*TINY, "train.max_steps=1", "train.logger=wandb", f"train.out_dir={tmp_path}/r")
+    result = subprocess.run(
+        [sys.executable, "-m", EMA_PKG, "train", *sets(*settings)],
+        cwd=project,
+        env=env,
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert result.returncode == 1, result.stderr
+    assert (
+        result.stderr.startswith("error: W&B cannot start a run (")
+        and result.stderr.count("\n") == 1
+    ), result.stderr
+    assert "`wandb login`" in result.stderr and "WANDB_MODE=offline" in result.stderr
