@@ -15,6 +15,7 @@ import time
 from pathlib import Path
 
 import pytest
+import tomllib
 from helpers import generate, run_in_project
 from typer.testing import CliRunner
 
@@ -168,3 +169,24 @@ def test_wandb_online_without_a_login_is_one_line_saying_what_to_do(
         and result.stderr.count("\n") == 1
     ), result.stderr
     assert "`wandb login`" in result.stderr and "WANDB_MODE=offline" in result.stderr
+
+
+def test_pretrained_model_kinds_start_from_their_own_training_defaults(
+    default_project: Path, tmp_path: Path
+) -> None:
+    """Item 19: hf-encoder and hf-vision trained at the scratch default train.lr = 0.001."""
+    found = {}
+    for task, model, dataset in [
+        ("sequence-classification", "hf-encoder", "hf-text"),
+        ("image-classification", "hf-vision", "synthetic"),
+    ]:
+        project = generate(
+            tmp_path / model, "pre", task=task, model=model, dataset=dataset, features=("optim",)
+        )
+        found[model] = tomllib.loads((project / "configs/default.toml").read_text())["train"]
+    expected = {"hf-encoder": 2e-5, "hf-vision": 5e-5}
+    for model, train in found.items():
+        assert (train["lr"], train["warmup_steps"]) == (expected[model], 100), model
+        assert train["head_lr_multiplier"] == 10.0, model
+    scratch = tomllib.loads((default_project / "configs/default.toml").read_text())["train"]
+    assert (scratch["lr"], scratch["warmup_steps"]) == (0.001, 0)  # a model trained from scratch
