@@ -84,7 +84,7 @@ from hf_proj.train import fit
 base = [
     "data.name=hf_text", "data.root=reviews.tsv", "data.tokenizer=tiny-bert",
     "model.pretrained=tiny-bert", "train.batch_size=16", "train.epochs=3", "train.lr=0.003",
-    "train.device=cpu", "train.log_every=5",
+    "train.warmup_steps=0", "train.device=cpu", "train.log_every=5",
 ]
 straight = fit(load_config(overrides=[*base, "train.out_dir=runs/a"]))
 fit(load_config(overrides=[*base, "train.out_dir=runs/b", "train.max_steps=15"]))

@@ -210,7 +210,7 @@ def test_a_finished_run_resumed_is_a_no_op_that_reports_its_result(
     assert again.returncode == 0, again.stderr
     assert torch.load(out / "last.pt", weights_only=True)["step"] == 3  # not one step past
     assert (out / "last.pt").read_bytes() == before
-    assert "nothing left to train (epoch 0/" in again.stdout and "accuracy" in again.stdout
+    assert "nothing left to train (epoch 1, step 3)" in again.stdout and "accuracy" in again.stdout
 
 
 @pytest.fixture(scope="module")

@@ -61,6 +61,8 @@ class ComponentKind:
     tasks: tuple[str, ...]
     features: tuple[str, ...] = ()  # features its module needs (e.g. streams for *-shards)
     suggests: tuple[str, ...] = ()  # choosable features it makes useful (predict): on by default
+    # [train] defaults a project whose first model is of this kind starts from (a model kind's)
+    train: tuple[tuple[str, object], ...] = ()
 
     @property
     def directory(self) -> Path:
@@ -80,6 +82,7 @@ def component_kinds(group: str) -> dict[str, ComponentKind]:
             tuple(data["tasks"]),
             tuple(data.get("features", ())),
             tuple(data.get("suggests", ())),
+            tuple((data.get("train") or {}).items()),
         )
     return kinds
 

@@ -23,7 +23,14 @@ from ptgen.defaults import write_defaults
 from ptgen.errors import ConflictError, PtgenError
 from ptgen.features import DEFAULT_FEATURES, check_features, check_objective
 from ptgen.locking import LockHeld, exclusive_lock
-from ptgen.options import TaskSpec, check_kind, check_task, default_component_name, package_name
+from ptgen.options import (
+    TaskSpec,
+    check_kind,
+    check_task,
+    component_kinds,
+    default_component_name,
+    package_name,
+)
 from ptgen.smoke import SmokeReport, smoke
 from ptgen.template_source import reading_cache, resolve_template
 
@@ -140,6 +147,7 @@ class _Job:
             "compile": options.compile,
             "grad_checkpointing": options.grad_checkpointing,
             "features": list(self.features),
+            "train_defaults": dict(component_kinds("model")[self.model_kind].train),
         }
 
 

@@ -1,2 +1,2 @@
         elif args.command == "generate":
-            print(generate.generate(args))
+            generate.generate(args)
