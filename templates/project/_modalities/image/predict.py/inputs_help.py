@@ -1,0 +1,1 @@
+        help="image files, folders (searched recursively) or globs such as 'photos/*.jpg'",

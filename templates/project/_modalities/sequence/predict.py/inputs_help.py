@@ -1,0 +1,1 @@
+        help="text files: one text per line, or the `text` column of a .csv/.tsv/.jsonl file",
