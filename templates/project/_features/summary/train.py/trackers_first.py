@@ -1,8 +1,6 @@
-{% if "fsdp" in features %}    # the model table (train.summary_depth); not for a sharded model, whose forward needs every rank
-    if run.config.train.strategy != "fsdp" and run.config.train.summary_depth:
-{%- else %}    # the model table (train.summary_depth)
-    if run.config.train.summary_depth:
-{%- endif %}
+{%- set when %}    # the model table (train.summary_depth)
+    if run.config.train.summary_depth:{% endset -%}
+{{ (feature_parts("train.py", "summary_when") or when) | trim("\n") }}
         from .summary import ModelSummary
 
         depth = run.config.train.summary_depth

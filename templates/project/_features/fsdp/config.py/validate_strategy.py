@@ -1,0 +1,1 @@
+{{ feature_parts("config.py", "validate_fsdp") | trim("\n") }}

@@ -1,0 +1,1 @@
+    A sharded checkpoint is a directory.
