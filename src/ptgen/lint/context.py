@@ -32,6 +32,7 @@ class FileContext:
     calls: list[ast.Call] = field(default_factory=list)
     nodes_by_type: dict[type, list[ast.AST]] = field(default_factory=dict)
     cache: dict[str, object] = field(default_factory=dict)  # per-file facts rules share
+    qualified_names: dict[ast.AST, str] = field(default_factory=dict)  # dataflow.qualified's
 
     @classmethod
     def build(
