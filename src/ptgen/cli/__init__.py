@@ -19,7 +19,8 @@ if TYPE_CHECKING:
 def main() -> None:
     args = sys.argv[1:]
     if args[:1] == ["lint"]:
-        from ptgen.lint.command import main as lint_main, parse_argv
+        from ptgen.lint.command import main as lint_main
+        from ptgen.lint.command import parse_argv
 
         options = parse_argv(args[1:])
         if options is not None:
