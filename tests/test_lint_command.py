@@ -110,3 +110,48 @@ def test_lint_fix_through_the_lean_path(tmp_path: Path) -> None:
     assert result.returncode == 0
     assert result.stderr.splitlines()[0] == "Fixed 1 finding."
     assert "opt.zero_grad()" in path.read_text(encoding="utf-8")
+
+
+def test_torch_version_read_without_importlib_metadata_agrees_with_it() -> None:
+    from importlib import metadata
+
+    from ptgen.lint.config import plain_dist_info_version
+
+    names = {d.metadata["Name"] for d in metadata.distributions()}
+    for name in names:
+        assert plain_dist_info_version(name) in (metadata.version(name), None), name
+    assert plain_dist_info_version("torch") == metadata.version("torch")  # the plain case
+
+
+def dist_info(folder: Path, name: str, metadata_text: str | None) -> Path:
+    info = folder / name
+    info.mkdir(parents=True)
+    if metadata_text is not None:
+        (info / "METADATA").write_text(metadata_text, encoding="utf-8")
+    return folder
+
+
+@pytest.mark.parametrize(
+    ("entries", "expected"),
+    [
+        ({"torch-2.4.1.dist-info": "Name: torch\nVersion: 2.4.1\n\nbody\n"}, "2.4.1"),
+        ({"Torch-2.4.1.dist-info": "Metadata-Version: 2.1\nversion:2.4.1+cu121\n"}, "2.4.1+cu121"),
+        ({"torch-2.4.1.dist-info": "Name: torch\nVersion: 2.4\n 1\n"}, None),  # folded
+        ({"torch-2.4.1.dist-info": None}, None),  # no METADATA
+        ({"torch-2.4.1.egg-info": "Version: 2.4.1\n"}, None),  # an egg
+        (
+            {"torch-2.4.1.dist-info": "Version: 2.4.1\n", "torch-2.5.dist-info": "Version: 2.5"},
+            None,
+        ),
+        ({"torchvision-0.19.dist-info": "Version: 0.19\n"}, None),  # no torch there
+    ],
+)
+def test_plain_dist_info_version_or_none(
+    tmp_path: Path, monkeypatch, entries: dict[str, str | None], expected: str | None
+) -> None:
+    from ptgen.lint.config import plain_dist_info_version
+
+    for name, text in entries.items():
+        dist_info(tmp_path / "site", name, text)
+    monkeypatch.setattr(sys, "path", [str(tmp_path / "missing"), str(tmp_path / "site")])
+    assert plain_dist_info_version("torch") == expected
