@@ -26,7 +26,7 @@ if TYPE_CHECKING:
 
 OUTPUT_FORMATS = ("text", "json", "sarif", "github")
 FAIL_ON = ("info", "warning", "error")
-VALUE_OPTIONS = {  # option -> LintOptions field; `None` for the choice-checked ones below
+VALUE_OPTIONS = {  # option -> LintOptions field (CHOICES: the values Typer accepts as given)
     "--select": "select",
     "--ignore": "ignore",
     "--output-format": "output_format",
@@ -75,7 +75,8 @@ def parse_argv(args: list[str]) -> LintOptions | None:
     """
     if os.name == "nt" or any(key.endswith("_COMPLETE") for key in os.environ):
         return None  # Click expands wildcards on Windows; shell completion is Typer's
-    options, values, rest = LintOptions(), dict[str, list[str]](), list(args)
+    options, rest = LintOptions(), list(args)
+    values: dict[str, list[str]] = {}
     paths: list[str] = []
     while rest:
         arg = rest.pop(0)
