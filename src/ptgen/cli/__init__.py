@@ -1,56 +1,38 @@
 """ptgen's command line: thin Typer commands over the library (ptgen.project, ptgen.components,
-ptgen.smoke, ptgen.update, ptgen.lint), which does the work and can be used on its own."""
+ptgen.smoke, ptgen.update, ptgen.lint), which does the work and can be used on its own.
+
+The Typer application (`app`) lives in ptgen.cli._app and is imported on first use, so that
+`ptgen lint` with options read by `ptgen.lint.command.parse_argv` starts without Typer.
+"""
 
 from __future__ import annotations
 
-from typing import Annotated
+import sys
+from typing import TYPE_CHECKING
 
-import typer
+if TYPE_CHECKING:
+    from typer import Typer
 
-from ptgen import __version__
-
-app = typer.Typer(
-    name="ptgen",
-    help="Generate PyTorch projects that already train; grow, update and lint them.",
-    no_args_is_help=True,
-    rich_markup_mode=None,
-    pretty_exceptions_enable=False,
-)
-
-
-def _version(value: bool) -> None:
-    if value:
-        from ptgen.errors import PtgenError
-        from ptgen.template_source import template_version  # no Copier, no torch: fast
-
-        try:
-            template = template_version()
-        except PtgenError as exc:  # a damaged releases.toml: say so, still print ptgen's
-            template = f"unknown: {exc}"
-        typer.echo(f"ptgen {__version__} (template {template})")
-        raise typer.Exit()
-
-
-@app.callback()
-def root(
-    version: Annotated[
-        bool,
-        typer.Option(
-            "--version", callback=_version, is_eager=True, help="Print the version and exit."
-        ),
-    ] = False,
-) -> None:
-    """Generate PyTorch projects that already train; grow, update and lint them."""
-
-
-def _register() -> None:
-    # Command modules import only typer and ptgen's light modules at import time.
-    # Each command module registers itself on `app` when imported.
-    from ptgen.cli import add, feature, lint, list, new, smoke, update  # noqa: F401
-
-
-_register()
+    app: Typer
 
 
 def main() -> None:
+    args = sys.argv[1:]
+    if args[:1] == ["lint"]:
+        from ptgen.lint.command import main as lint_main
+        from ptgen.lint.command import parse_argv
+
+        options = parse_argv(args[1:])
+        if options is not None:
+            lint_main(options)
+    from ptgen.cli._app import app
+
     app()
+
+
+def __getattr__(name: str) -> object:
+    if name == "app":  # `from ptgen.cli import app`: tests, command modules
+        from ptgen.cli._app import app
+
+        return app
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

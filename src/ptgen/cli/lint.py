@@ -1,19 +1,18 @@
-"""`ptgen lint`: report (and optionally fix) PyTorch anti-patterns."""
+"""`ptgen lint`: report (and optionally fix) PyTorch anti-patterns.
+
+The options, help and usage errors are this Typer command's; the work is
+`ptgen.lint.command.run`, which `ptgen.cli.main` also calls directly when
+`ptgen.lint.command.parse_argv` reads the arguments as Typer would (a faster start)."""
 
 from __future__ import annotations
 
-import difflib
 from enum import Enum
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated
+from typing import Annotated
 
 import typer
 
 from ptgen.cli import app
-from ptgen.errors import PtgenError
-
-if TYPE_CHECKING:
-    from ptgen.lint import LintRun
 
 
 class OutputFormat(str, Enum):
@@ -27,12 +26,6 @@ class FailOn(str, Enum):
     info = "info"
     warning = "warning"
     error = "error"
-
-
-def _codes(values: list[str] | None) -> list[str] | None:
-    if values is None:
-        return None
-    return [code for value in values for code in value.split(",") if code.strip()]
 
 
 @app.command("lint")
@@ -107,42 +100,24 @@ def lint(
     """
     if server:
         _serve()
-    from ptgen.lint import LintUsageError, lint_run, load_config
+    from ptgen.lint.command import LintOptions, run
 
-    targets = paths or [Path(".")]
-    try:
-        config = load_config(
-            targets[0],
-            _codes(select),
-            _codes(ignore),
-            target_torch,
-            fail_on and fail_on.value,
-            max_file_size,
-        )
-        if fix or diff:
-            _apply_fixes(targets, config, unsafe_fixes, diff, show_fixes)
-        run = lint_run(targets, config)
-        findings = run.findings
-        if output_format in (OutputFormat.json, OutputFormat.sarif) or show_fixes:
-            _fill_edits(findings, config)
-    except LintUsageError as exc:
-        typer.secho(f"error: {exc}", fg=typer.colors.RED, err=True)
-        raise typer.Exit(2) from None
-    except (PtgenError, OSError, RecursionError) as exc:
-        typer.secho(f"error: internal: {exc}", fg=typer.colors.RED, err=True)
-        raise typer.Exit(2) from None
-    report = _report(findings, output_format, unsafe_fixes, statistics, show_fixes)
-    if report and not (findings or output_format != OutputFormat.text or _all_read(run)):
-        report = ""  # never "All checks passed!" about files that were not read
-    if report:
-        typer.echo(report)
-    if not _all_read(run):
-        from ptgen.lint.reporters import files_summary
-
-        summary = files_summary(len(run.checked), run.skipped)
-        typer.echo(summary, err=output_format != OutputFormat.text)
-    failing = any(f.severity >= config.fail_on for f in findings)
-    raise typer.Exit(1 if failing and not exit_zero and not diff else 0)
+    options = LintOptions(
+        paths,
+        select,
+        ignore,
+        output_format.value,
+        fix,
+        unsafe_fixes,
+        diff,
+        fail_on and fail_on.value,
+        exit_zero,
+        target_torch,
+        statistics,
+        show_fixes,
+        max_file_size,
+    )
+    raise typer.Exit(run(options))
 
 
 def _serve() -> None:
@@ -158,46 +133,3 @@ def _serve() -> None:
         raise typer.Exit(1) from None
     serve()
     raise typer.Exit(0)
-
-
-def _all_read(run: LintRun) -> bool:
-    return bool(run.checked) and not run.skipped
-
-
-def _report(
-    findings: list, output_format: OutputFormat, unsafe: bool, statistics: bool, show_fixes: bool
-) -> str:
-    from ptgen.lint import reporters
-
-    if statistics:
-        return reporters.statistics(findings, unsafe)
-    if show_fixes and output_format == OutputFormat.text:
-        return reporters.fixes_shown(findings, unsafe)
-    return reporters.REPORTERS[output_format.value](findings, unsafe)
-
-
-def _apply_fixes(targets: list[Path], config: object, unsafe: bool, diff: bool, show: bool) -> None:
-    from ptgen.lint import fix_paths
-    from ptgen.lint.reporters import fixed_enumeration
-
-    results = fix_paths(targets, unsafe=unsafe, write=not diff, config=config)  # type: ignore[arg-type]
-    for result in results:
-        if diff:
-            name = str(result.path)
-            lines = difflib.unified_diff(
-                result.original.splitlines(True), result.fixed.splitlines(True), name, name
-            )
-            typer.echo("".join(lines), nl=False)
-    count = sum(len(r.applied) for r in results)
-    verb = "Would fix" if diff else "Fixed"
-    typer.echo(f"{verb} {count} finding{'s' * (count != 1)}.", err=True)
-    if show and count:
-        applied = {str(r.path): r.applied for r in results if r.applied}
-        typer.echo(fixed_enumeration(applied), err=True)
-
-
-def _fill_edits(findings: list, config: object) -> None:
-    if any(f.fix is not None for f in findings):
-        from ptgen.lint.fixes import fill_edits
-
-        fill_edits(findings, config)  # type: ignore[arg-type]

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import importlib.machinery
+import os
 import re
+import sys
 from dataclasses import dataclass, field, replace
 from fnmatch import fnmatch
-from importlib import metadata
 from pathlib import Path
 from typing import Any
 
@@ -88,10 +90,76 @@ def parse_size(text: str) -> int:
 
 def installed_torch() -> tuple[int, int]:
     """The installed torch's version from its metadata; torch itself is never imported."""
+    version = plain_dist_info_version("torch")
+    if version is None:  # not the plain case: importlib.metadata (a tenth of a lint run)
+        from importlib import metadata
+
+        try:
+            version = metadata.version("torch")
+        except metadata.PackageNotFoundError:
+            return UNKNOWN_TORCH
+    return parse_version(version)
+
+
+def plain_dist_info_version(name: str) -> str | None:
+    """`importlib.metadata.version(name)` without importing importlib.metadata (its email
+    parser and zipfile imports cost more than linting a small project), in the plain case
+    only: the standard path finder is the one distribution finder, and the first folder
+    on sys.path with metadata for `name` holds one `name-*.dist-info` folder whose METADATA
+    has a Version header. None for anything else (an egg, a zip, two candidates in one
+    folder, no match): the caller then asks importlib.metadata, which has the last word.
+    """
+    finders = [f for f in sys.meta_path if hasattr(f, "find_distributions")]
+    if finders != [importlib.machinery.PathFinder]:
+        return None
+    wanted = _normalized(name)
+    for entry in sys.path:
+        root = entry or "."
+        try:
+            children = os.listdir(root)
+        except OSError:
+            if os.path.exists(root):  # a zip archive, or a folder it may read otherwise
+                return None
+            continue
+        found = [
+            child
+            for child in children
+            if child.lower().endswith((".dist-info", ".egg-info"))
+            and _normalized(child.lower().rpartition(".")[0].partition("-")[0]) == wanted
+        ]
+        if os.path.basename(root).lower().endswith(".egg") or len(found) > 1:
+            return None
+        if found:
+            if not found[0].lower().endswith(".dist-info"):
+                return None
+            return _version_header(os.path.join(root, found[0], "METADATA"))
+    return None
+
+
+def _normalized(name: str) -> str:
+    return re.sub(r"[-_.]+", "-", name).lower().replace("-", "_")  # as importlib.metadata
+
+
+def _version_header(path: str) -> str | None:
+    """The first Version header of a METADATA file, as the email parser reads it."""
     try:
-        return parse_version(metadata.version("torch"))
-    except metadata.PackageNotFoundError:
-        return UNKNOWN_TORCH
+        with open(path, encoding="utf-8") as handle:
+            text = handle.read()
+    except (OSError, UnicodeDecodeError):
+        return None
+    lines = text.splitlines()
+    for number, line in enumerate(lines):
+        if not line.strip():
+            return None  # the end of the headers
+        header, colon, value = line.partition(":")
+        if not colon:
+            return None  # not a header line: left to email
+        if header.lower() == "version":
+            following = lines[number + 1] if number + 1 < len(lines) else ""
+            if following[:1] in (" ", "\t"):  # a folded header: rare, left to email
+                return None
+            return value.lstrip(" \t")
+    return None
 
 
 def check_codes(prefixes: list[str]) -> list[str]:

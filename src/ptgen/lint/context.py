@@ -6,6 +6,9 @@ Everything is computed in a single walk so that each rule only filters lists.
 from __future__ import annotations
 
 import ast
+import functools
+import operator
+import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -13,6 +16,8 @@ from pathlib import Path
 Scope = ast.Module | ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda
 FUNCTION_TYPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)
 LOOP_TYPES = (ast.For, ast.AsyncFor, ast.While)
+LINE_COL = operator.attrgetter("lineno", "col_offset")  # `position` of a node that has one
+PARSER_LINE_RE = re.compile(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+\Z")  # ast's _splitlines_no_ff
 
 
 @dataclass
@@ -27,6 +32,7 @@ class FileContext:
     calls: list[ast.Call] = field(default_factory=list)
     nodes_by_type: dict[type, list[ast.AST]] = field(default_factory=dict)
     cache: dict[str, object] = field(default_factory=dict)  # per-file facts rules share
+    qualified_names: dict[ast.AST, str] = field(default_factory=dict)  # dataflow.qualified's
 
     @classmethod
     def build(
@@ -37,18 +43,40 @@ class FileContext:
         return ctx
 
     def _index(self) -> None:
+        """One walk: every node's parent and scope, and the nodes of each type in file order.
+
+        `ast.iter_child_nodes` inlined (the same children in the same order, so ties in
+        position keep their order): this walk visits every node of the file, and the
+        generator per node was most of its cost.
+        """
+        node_type, function_types, parents, scope_of = ast.AST, FUNCTION_TYPES, {}, {}
+        by_type: dict[type, list[ast.AST]] = {}
         stack: list[tuple[ast.AST, Scope]] = [(self.tree, self.tree)]
-        by_type = self.nodes_by_type
+        pop, push = stack.pop, stack.append
         while stack:
-            node, scope = stack.pop()
-            by_type.setdefault(type(node), []).append(node)
-            inner = node if isinstance(node, FUNCTION_TYPES) else scope
-            for child in ast.iter_child_nodes(node):
-                self.parents[child] = node
-                self.scope_of[child] = inner
-                stack.append((child, inner))
-        for found in by_type.values():
-            found.sort(key=position)
+            node, scope = pop()
+            found = by_type.get(type(node))
+            if found is None:
+                by_type[type(node)] = [node]
+            else:
+                found.append(node)
+            inner = node if isinstance(node, function_types) else scope
+            for name in node._fields:
+                value = getattr(node, name, None)
+                if isinstance(value, node_type):
+                    parents[value] = node
+                    scope_of[value] = inner
+                    push((value, inner))
+                elif isinstance(value, list):
+                    for child in value:
+                        if isinstance(child, node_type):
+                            parents[child] = node
+                            scope_of[child] = inner
+                            push((child, inner))
+        for kind, found in by_type.items():
+            located = "lineno" in kind._attributes and "col_offset" in kind._attributes
+            found.sort(key=LINE_COL if located else position)
+        self.parents, self.scope_of, self.nodes_by_type = parents, scope_of, by_type
         self.calls = by_type.get(ast.Call, [])  # type: ignore[assignment]
 
     def of_type(self, *types: type) -> list[ast.AST]:
@@ -73,7 +101,26 @@ class FileContext:
         return [n for n in self.of_type(*types) if self.scope(n) is scope]
 
     def segment(self, node: ast.AST) -> str:
-        return ast.get_source_segment(self.source, node) or ""
+        """`ast.get_source_segment(self.source, node) or ""`, without splitting the whole
+        source again on every call (the standard function does; rules call this per node)."""
+        try:
+            first, last = node.lineno - 1, node.end_lineno - 1  # type: ignore[attr-defined,operator]
+            start, end = node.col_offset, node.end_col_offset  # type: ignore[attr-defined]
+        except (AttributeError, TypeError):  # no position (or no end position): no segment
+            return ""
+        if end is None:
+            return ""
+        lines = self._parser_lines
+        if first == last:
+            return lines[first].encode()[start:end].decode()
+        head = lines[first].encode()[start:].decode()
+        tail = lines[last].encode()[:end].decode()
+        return "".join([head, *lines[first + 1 : last], tail])
+
+    @functools.cached_property
+    def _parser_lines(self) -> list[str]:
+        """The source's lines as the parser counts them (ends kept; a form feed ends none)."""
+        return PARSER_LINE_RE.findall(self.source)
 
     def span(self, node: ast.AST) -> tuple[int, int, int, int]:
         """1-based (line, col, end_line, end_col) in characters (ast counts UTF-8 bytes)."""

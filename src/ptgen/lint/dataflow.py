@@ -32,13 +32,17 @@ def aliases(ctx: FileContext) -> dict[str, str]:
 
 
 def qualified(ctx: FileContext, node: ast.AST) -> str:
-    """`torch.nn.functional.softmax` for `F.softmax` after `import torch.nn.functional as F`."""
-    name = dotted(node)
-    if not name:
-        return ""
-    head, _, rest = name.partition(".")
-    full = aliases(ctx).get(head, head)
-    return f"{full}.{rest}" if rest else full
+    """`torch.nn.functional.softmax` for `F.softmax` after `import torch.nn.functional as F`.
+
+    Remembered per node: many rules ask it of every call in the file."""
+    found = ctx.qualified_names.get(node)
+    if found is None:
+        name = dotted(node)
+        head, _, rest = name.partition(".")
+        full = aliases(ctx).get(head, head)
+        found = "" if not name else f"{full}.{rest}" if rest else full
+        ctx.qualified_names[node] = found
+    return found
 
 
 BINDINGS = (ast.Assign, ast.AnnAssign, ast.AugAssign, ast.For, ast.AsyncFor, ast.With)

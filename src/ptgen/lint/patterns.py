@@ -83,7 +83,9 @@ def checks_availability(ctx: FileContext, scope: ast.AST) -> bool:
 
 def is_torch_call(call: ast.Call, name: str) -> bool:
     """`torch.load(...)` (or a bare `load` imported from torch is not assumed)."""
-    return dotted(call.func) == f"torch.{name}"
+    func = call.func  # the attribute first: asked of every call, it is rarely the one
+    last = name.rpartition(".")[2]
+    return isinstance(func, ast.Attribute) and func.attr == last and dotted(func) == f"torch.{name}"
 
 
 def step_loops(ctx: FileContext) -> set[int]:

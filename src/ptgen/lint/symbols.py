@@ -18,6 +18,8 @@ from ptgen.lint.dataflow import qualified
 
 COMPAT_TEST_RE = re.compile(r"version|VERSION|_TORCH_|GREATER|LESS|hasattr|_AVAILABLE")
 IMPORTED_KEY = "symbols:imported"
+CHAINS_KEY = "symbols:chains"
+USES_KEY = "symbols:uses"
 
 
 def references(ctx: FileContext, table: Container[str]) -> Iterator[tuple[ast.AST, str]]:
@@ -30,12 +32,24 @@ def references(ctx: FileContext, table: Container[str]) -> Iterator[tuple[ast.AS
 
 
 def _attribute_references(ctx: FileContext, table: Container[str]) -> Iterator[tuple[ast.AST, str]]:
-    for node in ctx.of_type(ast.Attribute):
-        if isinstance(ctx.parents.get(node), ast.Attribute):
-            continue  # only the whole chain (`torch.cuda.amp.autocast`, not `torch.cuda`)
-        name = qualified(ctx, node)
+    for node, name in _chains(ctx):
         if name in table and not compat_fallback(ctx, node):
             yield node, name
+
+
+def _chains(ctx: FileContext) -> list[tuple[ast.AST, str]]:
+    """Each whole attribute chain (`torch.cuda.amp.autocast`, not `torch.cuda`) and its
+    qualified name, in file order; once per file for every table asked about."""
+    found = ctx.cache.get(CHAINS_KEY)
+    if found is None:
+        parents = ctx.parents
+        found = [
+            (node, qualified(ctx, node))
+            for node in ctx.of_type(ast.Attribute)
+            if not isinstance(parents.get(node), ast.Attribute)
+        ]
+        ctx.cache[CHAINS_KEY] = found
+    return found  # type: ignore[return-value]
 
 
 def _import_references(ctx: FileContext, table: Container[str]) -> Iterator[tuple[ast.AST, str]]:
@@ -48,11 +62,23 @@ def _import_references(ctx: FileContext, table: Container[str]) -> Iterator[tupl
 
 def _imported_name_uses(ctx: FileContext, table: Container[str]) -> Iterator[tuple[ast.AST, str]]:
     """`eig(A)` after `from torch import symeig as eig`, when nothing else binds `eig`."""
-    imported = imported_names(ctx)
-    for node in ctx.of_type(ast.Name):
-        name = imported.get(node.id)  # type: ignore[attr-defined]
-        if name in table and isinstance(node.ctx, ast.Load):  # type: ignore[attr-defined]
-            yield node, name  # type: ignore[misc]
+    for node, name in _uses(ctx):
+        if name in table:
+            yield node, name
+
+
+def _uses(ctx: FileContext) -> list[tuple[ast.AST, str]]:
+    """Each read of a name that `imported_names` knows, with its dotted name; once per file."""
+    found = ctx.cache.get(USES_KEY)
+    if found is None:
+        imported = imported_names(ctx)
+        found = [
+            (node, imported[node.id])  # type: ignore[attr-defined]
+            for node in ctx.of_type(ast.Name)
+            if node.id in imported and isinstance(node.ctx, ast.Load)  # type: ignore[attr-defined]
+        ]
+        ctx.cache[USES_KEY] = found
+    return found  # type: ignore[return-value]
 
 
 def imported_names(ctx: FileContext) -> dict[str, str]:
