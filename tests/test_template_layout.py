@@ -13,7 +13,7 @@ from ptgen.template_meta import read_yaml, template_question
 IF = re.compile(r"\{%-?\s*(?:if|elif)\b[^%]*%\}")
 INLINE_IF = re.compile(r"\{\{[^}]*?\sif\s[^}]*\}\}")
 # Ratchets: today's counts, never to grow (issue 47's goal: 120 in all, 10 in any file).
-MOST_IN_ALL = 58
+MOST_IN_ALL = 56
 MOST_IN_A_FILE = 8
 
 
