@@ -30,8 +30,8 @@ def trained_model(
     path: str, config_file: str | None = None, overrides: tuple[str, ...] | list[str] = ()
 ) -> tuple[dict[str, Any], Config, DataSpec, nn.Module]:
     """A checkpoint, its config (+ overrides) and its model, built from the checkpoint alone
-    (`data_spec`, `model_build`); the weights are not loaded yet. A sharded
-    checkpoint is a directory."""
+    (`data_spec`, `model_build`); the weights are not loaded yet.
+    A sharded checkpoint is a directory."""
     checkpoint = ckpt.load_checkpoint(path)
     config = load_config(config_file, list(overrides), base=config_from_dict(checkpoint["config"]))
     checkpoint = inference_weights(checkpoint, config)  # train.ema_eval: the averaged weights

@@ -24,6 +24,7 @@ import shutil
 import sys
 import tempfile
 import warnings
+import zipfile
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -68,6 +69,11 @@ def export(args: argparse.Namespace) -> Path:
     )
     for path in (target, Path(f"{target}.json")):
         check_writable(path, args.force)
+    if target.suffix != f".{args.format}":
+        raise ExportError(
+            f"--output {target}: a {args.format} export's name ends in .{args.format}, "
+            f"e.g. --output {target}.{args.format}"
+        )
     inference = exportable(args)
     batches = [example_batch(inference.spec, size) for size in CHECK_BATCH_SIZES]
     # staged beside the target (the nearest folder that exists: same file system, so the
@@ -112,12 +118,24 @@ def process_alive(pid: int) -> bool:
 
 def check_writable(path: Path, force: bool) -> None:
     """Refuse to replace a checkpoint (ever) or another file (without --force)."""
-    if not path.exists():
-        return
-    if path.is_dir() or path.suffix in (".pt", ".pth", ".dcp", ".safetensors"):
+    if path.is_dir() or (path.is_file() and is_checkpoint(path)):
         raise ExportError(f"{path} may be a checkpoint, never replaced: choose another --output")
-    if not force:
+    if path.exists() and not force:
         raise ExportError(f"{path} exists; replace it with --force, or choose another --output")
+
+
+def is_checkpoint(path: Path) -> bool:
+    """Whether a file holds a checkpoint by its content, whatever its name: torch.save's zip
+    archive or pickle, or safetensors (8 bytes of header size, then its JSON)."""
+    with open(path, "rb") as handle:
+        head = handle.read(9)
+    pickle = head[:2] in (b"\x80\x02", b"\x80\x03", b"\x80\x04", b"\x80\x05")
+    header = int.from_bytes(head[:8], "little")
+    if pickle or (head[8:9] == b"{" and header + 8 <= path.stat().st_size):
+        return True
+    with contextlib.suppress(zipfile.BadZipFile), zipfile.ZipFile(path) as archive:
+        return any(name.endswith("/data.pkl") for name in archive.namelist())
+    return False
 
 
 def exportable(args: argparse.Namespace) -> Inference:

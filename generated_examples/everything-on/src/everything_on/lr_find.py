@@ -47,12 +47,19 @@ def run_lr_find(args: argparse.Namespace) -> int:
         raise ConfigError(f"--steps must be at least 10; got {args.steps}")
     if not 0 < args.start_lr < args.end_lr:
         raise ConfigError(f"expects 0 < --start-lr < --end-lr; got {args.start_lr}, {args.end_lr}")
+    out = Path(args.output_dir)
+    if blocked := next((p for p in (out, *out.parents) if p.exists() and not p.is_dir()), None):
+        raise ConfigError(f"--output-dir {out}: {blocked} is a file, not a folder")
     lrs, losses = sweep(
         load_config(args.config, args.overrides), args.start_lr, args.end_lr, args.steps
     )
     smoothed = smooth(losses)
+    if not any(map(math.isfinite, smoothed)):
+        raise ConfigError(
+            f"the loss was not finite within {WINDOW + 1} steps of --start-lr {args.start_lr:.2e} "
+            f"(losses: {', '.join(f'{x:.3g}' for x in losses)}): lower --start-lr or check the data"
+        )
     best = suggest(lrs, smoothed)
-    out = Path(args.output_dir)
     out.mkdir(parents=True, exist_ok=True)
     write_csv(out / "lr-find.csv", lrs, losses, smoothed)
     print(f"swept {len(lrs)} steps, lr {lrs[0]:.2e} to {lrs[-1]:.2e}: wrote {out / 'lr-find.csv'}")

@@ -15,7 +15,9 @@ import contextlib
 import csv
 import json
 import sys
+import zipfile
 from collections.abc import Callable, Iterator
+from pathlib import Path
 from typing import Any, TextIO
 
 import torch
@@ -42,6 +44,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument("--output", help="file to write (default: standard output)")
     parser.add_argument(
+        "--force", action="store_true", help="replace existing output (never a checkpoint or data)"
+    )
+    parser.add_argument(
         "--format",
         choices=("jsonl", "csv"),
         default="jsonl",
@@ -60,6 +65,10 @@ def predict(args: argparse.Namespace) -> int:
     if args.top_k < 1:
         raise ConfigError(f"--top-k must be at least 1; got {args.top_k}")
     inference = load_inference(args.checkpoint, args.config, args.overrides)
+    if args.output:
+        run = str(Path(args.checkpoint).parent)
+        kept = [run, getattr(inference.config.data, "root", ""), *args.inputs]
+        check_target(Path(args.output), args.force, kept)
     hook = getattr(component("data", inference.config.data.name), "raw_inputs", None)
     raw = hook(inference.config.data, inference.state) if hook else None
     if raw is None:
@@ -86,6 +95,37 @@ def predict(args: argparse.Namespace) -> int:
             output.write(records(items, ranked(inference.task, outputs, top_k)))
             bar.update(len(items))
     return len(failures)
+
+
+def check_target(output: Path, force: bool, kept: list[str]) -> None:
+    """--output never replaces a checkpoint, or a file of the checkpoint's run folder, the
+    training data or an input (`kept`), even with --force."""
+    target = output.resolve()
+    if target.is_dir() or (target.is_file() and is_checkpoint(target)):
+        raise ConfigError(f"{output} may be a checkpoint, never replaced; use another --output")
+    for source in filter(None, kept):
+        where = Path(source).expanduser().resolve()
+        if target.exists() and (target == where or where in target.parents):
+            raise ConfigError(
+                f"{output} is part of {source} (the checkpoint's run, the training data or "
+                "an input), never replaced; use another --output"
+            )
+    if target.exists() and not force:
+        raise ConfigError(f"{output} exists; replace it with --force, or use another --output")
+
+
+def is_checkpoint(path: Path) -> bool:
+    """Whether a file holds a checkpoint by its content, whatever its name: torch.save's zip
+    archive or pickle, or safetensors (8 bytes of header size, then its JSON)."""
+    with open(path, "rb") as handle:
+        head = handle.read(9)
+    pickle = head[:2] in (b"\x80\x02", b"\x80\x03", b"\x80\x04", b"\x80\x05")
+    header = int.from_bytes(head[:8], "little")
+    if pickle or (head[8:9] == b"{" and header + 8 <= path.stat().st_size):
+        return True
+    with contextlib.suppress(zipfile.BadZipFile), zipfile.ZipFile(path) as archive:
+        return any(name.endswith("/data.pkl") for name in archive.namelist())
+    return False
 
 
 def batches(
@@ -183,7 +223,7 @@ def csv_row(record: dict[str, Any]) -> dict[str, Any]:
 
 @contextlib.contextmanager
 def output_file(path: str | None) -> Iterator[TextIO]:
-    """The --output file (created, or replaced), or standard output."""
+    """The --output file (created, or replaced with --force), or standard output."""
     if path is None:
         yield sys.stdout
         return

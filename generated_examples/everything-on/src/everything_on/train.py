@@ -19,7 +19,7 @@ from torch.utils.data import DataLoader
 
 from . import checkpoint as ckpt
 from .config import Config, to_toml
-from .data import ResumableSampler, build_data, build_loaders
+from .data import DataBundle, ResumableSampler, build_data, build_loaders
 from .ema import WeightAverage
 from .engine import evaluate, forward_backward, no_sync, optimizer_step, to_device
 from .imbalance import balance
@@ -31,7 +31,7 @@ from .profiler import advise_on_data
 from .runtime import DistInfo, Precision, barrier, distributed, precision, set_seed
 from .sharding import save_sharded, shard_model
 from .stopping import StopSignals, improves
-from .tasks import DataSpec, Task, get_task
+from .tasks import Task, get_task
 from .transfer import freeze, frozen_batch_norm_eval, head_only, init_weights
 
 
@@ -55,8 +55,7 @@ class Run:
     train_loader: DataLoader
     val_loader: DataLoader
     sampler: ResumableSampler  # set_epoch(epoch, skip): where each epoch starts
-    data_state: dict[str, Any]  # fitted on the training split; saved with every checkpoint
-    data_spec: DataSpec  # what the model was built for; saved too (a checkpoint rebuilds it)
+    data: DataBundle  # its spec and state (fitted on the training split) go in every checkpoint
     state: ckpt.TrainState
     resumed: bool
     signals: StopSignals  # set by SIGTERM, SIGUSR1 or Ctrl-C; read by the loop at each step
@@ -175,8 +174,7 @@ def train(run: Run, monitor: Monitor) -> dict[str, Any]:
     if not result and not stopped_by:  # nothing was left to train: report where it ended
         result = evaluate(scored, run.val_loader, task, run.precision, run.info)
         if run.info.is_main:
-            where = f"epoch {state.epoch}/{cfg.epochs}, step {state.step}"
-            print(f"nothing left to train ({where}); {format_metrics(result)}")
+            print(f"nothing left to train ({state.position()}); {format_metrics(result)}")
     if run.info.is_main and not stopped_by:  # a stopped run ends with how to continue it
         advise_on_data(monitor.data_wait_share(), state.step, run.train_loader, cfg.batch_size)
     monitor.close(interrupted=stopped_by is not None)
@@ -186,7 +184,7 @@ def train(run: Run, monitor: Monitor) -> dict[str, Any]:
 def say_stopped(run: Run, signal_name: str) -> None:
     """Where a signal stopped the run, and how to continue it (last.pt holds it)."""
     if run.info.is_main:
-        where = f"epoch {run.state.epoch + 1}, step {run.state.step}"
+        where = run.state.position()
         print(f"{signal_name}: stopped at {where}; continue with --set train.resume=auto")
 
 
@@ -231,10 +229,10 @@ def build_run(
     resume = ckpt.resolve_resume(config.train.resume, out_dir, info.is_main)
     set_seed(config.train.seed, config.train.deterministic)
     saved = resume[1] if resume else {}
-    amp = precision(device, config.train)  # also sets the float32 matmul precision
-    config.train.amp_dtype, config.train.matmul_precision = amp.amp_dtype, amp.matmul  # resolved
-    if info.is_main:  # what "auto" chose, as config.toml and the checkpoints record it
-        print(f"amp={amp.enabled} amp_dtype={amp.amp_dtype} matmul_precision={amp.matmul}")
+    amp = precision(device, config.train)  # "auto" resolved: config.toml and checkpoints say
+    if info.is_main:  # what was chosen
+        cfg = config.train
+        print(f"amp={cfg.amp} amp_dtype={cfg.amp_dtype} matmul_precision={cfg.matmul_precision}")
     changes = ckpt.resume_changes(saved["config"], config.to_dict(), resume[0]) if resume else []
     bundle = build_data(config.data, config.train.seed, saved.get("data_state"))
     bundle = bundle.select(*fold) if fold else bundle
@@ -260,7 +258,7 @@ def build_run(
         state = ckpt.restore_training(checkpoint, path, *objects, config.to_dict(), info.world_size)
         changes += replan(schedule, config.train, steps_per_epoch)  # the run's new length
         if info.is_main:
-            print(f"resuming from {path} at epoch {state.epoch + 1}, step {state.step}")
+            print(f"resuming from {path} at {state.position()}")
             if changes:
                 print(f"resuming with changed settings, applied: {'; '.join(changes)}")
     saved_ema = resume[1] if resume else {}  # the average is built before DDP wraps the model
@@ -278,8 +276,7 @@ def build_run(
         train_loader=train_loader,
         val_loader=val_loader,
         sampler=sampler,
-        data_state=bundle.state,
-        data_spec=bundle.spec,
+        data=bundle,
         state=state,
         resumed=resume is not None,
         signals=StopSignals(info),
@@ -323,8 +320,8 @@ def save(run: Run, stem: str) -> None:
         run.precision.scaler,
         run.state,
         run.config.to_dict(),
-        run.data_state,
-        run.data_spec,
+        run.data.state,
+        run.data.spec,
         build_state(run.model),  # what a checkpoint's model is rebuilt from, besides the config
         run.info.world_size,
     )

@@ -32,13 +32,20 @@ class WandbTracker(Tracker):
             raise RuntimeError("train.logger=wandb needs wandb: pip install -e '.[wandb]'") from exc
         (out_dir / "wandb").mkdir(parents=True, exist_ok=True)
         self.out_dir, resumed = out_dir, bool(state.wandb_run_id)
-        self.run = wandb.init(
-            project=os.environ.get("WANDB_PROJECT", __package__),
-            dir=out_dir,
-            id=state.wandb_run_id or None,
-            resume="allow",
-            name=out_dir.name,
-        )
+        try:
+            self.run = wandb.init(
+                project=os.environ.get("WANDB_PROJECT", __package__),
+                dir=out_dir,
+                id=state.wandb_run_id or None,
+                resume="allow",
+                name=out_dir.name,
+            )
+        except wandb.errors.Error as exc:  # no API key, no network: one line, no traceback
+            reason = str(exc).strip().partition("\n")[0]
+            raise RuntimeError(
+                f"W&B cannot start a run ({reason}): log in with `wandb login`, or keep the run "
+                "on this machine with WANDB_MODE=offline"
+            ) from None
         state.wandb_run_id = self.run.id  # saved with every checkpoint from here on
         if resumed and (out_dir / "metrics.csv").exists():
             self.replay(out_dir / "metrics.csv", state.step)

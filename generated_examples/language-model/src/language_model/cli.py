@@ -74,7 +74,7 @@ def main(argv: list[str] | None = None) -> int:
             result = evaluate_checkpoint(args.checkpoint, args.config, args.overrides, args.split)
             print(json_line(result) if args.json else format_report(result))
         elif args.command == "generate":
-            print(generate.generate(args))
+            generate.generate(args)
         else:
             from .smoke import run_smoke
 

@@ -96,16 +96,11 @@ class Precision:
     enabled: bool
     dtype: torch.dtype
     scaler: torch.amp.GradScaler
-    matmul: str = "highest"  # torch's float32 matmul precision, set for the whole process
 
     def autocast(self) -> contextlib.AbstractContextManager:
         if not self.enabled:  # a disabled torch.autocast still costs ~4 us a step to enter
             return contextlib.nullcontext()
         return torch.autocast(device_type=self.device.type, dtype=self.dtype)
-
-    @property
-    def amp_dtype(self) -> str:  # as train.amp_dtype names it
-        return str(self.dtype).removeprefix("torch.")
 
 
 def autocast_dtype(device_type: str, bf16_supported: bool, requested: str = "auto") -> str:
@@ -117,17 +112,18 @@ def autocast_dtype(device_type: str, bf16_supported: bool, requested: str = "aut
 
 
 def precision(device: torch.device, train: TrainConfig) -> Precision:
-    """train.amp, amp_dtype and matmul_precision (set here, once); a GradScaler only for
-    float16 on CUDA. Matmuls auto: TF32 on CUDA, float32 elsewhere and when deterministic."""
+    """train.amp, amp_dtype and matmul_precision (set for the process), "auto" resolved in
+    `train`. Matmuls auto: TF32 on CUDA unless deterministic. A GradScaler for fp16 on CUDA."""
     cuda = device.type == "cuda"
     bf16 = cuda and torch.cuda.get_device_capability(device)[0] >= 8  # native: Ampere on
-    dtype = getattr(torch, autocast_dtype(device.type, bf16, train.amp_dtype))
-    auto = "high" if cuda and not train.deterministic else "highest"
-    matmul = auto if train.matmul_precision == "auto" else train.matmul_precision
-    torch.set_float32_matmul_precision(matmul)
+    train.amp_dtype = autocast_dtype(device.type, bf16, train.amp_dtype)
+    if train.matmul_precision == "auto":
+        train.matmul_precision = "high" if cuda and not train.deterministic else "highest"
+    torch.set_float32_matmul_precision(train.matmul_precision)
+    dtype = getattr(torch, train.amp_dtype)
     use_scaler = train.amp and cuda and dtype == torch.float16
     scaler = torch.amp.GradScaler(device.type, enabled=use_scaler)
-    return Precision(device, train.amp, dtype, scaler, matmul)
+    return Precision(device, train.amp, dtype, scaler)
 
 
 @contextlib.contextmanager

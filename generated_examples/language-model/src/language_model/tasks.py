@@ -42,10 +42,6 @@ class LanguageModeling:
         """This task for a vocabulary of `spec.num_outputs` tokens."""
         return dataclasses.replace(self, vocab_size=spec.num_outputs)
 
-    @property
-    def higher_is_better(self) -> bool:
-        return False  # loss, nats per token and perplexity all fall as the model improves
-
     def loss(self, outputs: torch.Tensor, targets: torch.Tensor) -> torch.Tensor:
         # (B * T, vocab) against (B * T,), float32 even under autocast
         return F.cross_entropy(outputs.float().flatten(0, 1), targets.flatten())
@@ -72,6 +68,8 @@ class LanguageModeling:
         return {}  # everything is in `summarise`
 
     def is_better(self, value: float, best: float | None) -> bool:
+        """Whether `value` of train.monitor beats `best`: loss, nats per token and perplexity
+        all fall as the model improves."""
         return best is None or value < best
 
 

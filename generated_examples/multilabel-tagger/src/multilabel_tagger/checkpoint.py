@@ -21,7 +21,7 @@ from typing import Any
 import numpy as np
 import torch
 
-from .config import flatten
+from .config import TASK, flatten
 from .models import unwrap
 from .tasks import DataSpec
 
@@ -46,6 +46,12 @@ class TrainState:
     patience_best: float | None = None
     evals_without_improvement: int = 0
     thresholds: list[float] | None = None  # per label, tuned on the last evaluation
+
+    def position(self) -> str:
+        """Where the run is, numbered as its log lines are (epochs from 1)."""
+        if self.epoch and not self.batch_in_epoch:  # between two epochs
+            return f"the end of epoch {self.epoch}, step {self.step}"
+        return f"epoch {self.epoch + 1}, step {self.step}"
 
 
 def clean_state_dict(state_dict: dict[str, torch.Tensor]) -> dict[str, torch.Tensor]:
@@ -143,11 +149,15 @@ def load_checkpoint(path: str | Path, map_location: str | torch.device = "cpu") 
             f"{path}: not a training checkpoint of this project "
             f"(needs keys {', '.join(required)})"
         )
+    if (task := checkpoint["config"].get("task", TASK)) != TASK:
+        raise CheckpointError(f"{path}: a checkpoint of task {task}; this project learns {TASK}")
     return checkpoint
 
 
 def load_weights_only(path: Path, map_location: str | torch.device = "cpu") -> Any:
     """`torch.load(weights_only=True)`: never arbitrary objects; a bad file is named."""
+    if path.is_dir():  # a run's folder: a file in it was meant
+        raise CheckpointError(f"{path} is a folder; pass a checkpoint in it: {path / 'best.pt'}")
     if not path.is_file():
         raise CheckpointError(f"{path}: no such checkpoint file")
     if path.stat().st_size == 0:
@@ -304,7 +314,8 @@ KEPT_ON_RESUME = {
 
 
 def resume_changes(saved: dict[str, Any], config: dict[str, Any], path: str | Path) -> list[str]:
-    """The settings changed since the checkpoint (applied); KEPT_ON_RESUME ones refused."""
+    """The settings changed since the checkpoint (applied) or gone from the project (a removed
+    feature's); KEPT_ON_RESUME ones refused."""
     before, now = dict(flatten(saved)), dict(flatten(config))
     changed = [k for k, v in now.items() if k in before and before[k] != v and k != "train.resume"]
     refused = [key for key in changed if key in KEPT_ON_RESUME]
@@ -317,7 +328,9 @@ def resume_changes(saved: dict[str, Any], config: dict[str, Any], path: str | Pa
             f"{path}: cannot resume with {why}; keep the run's with {keep}, or train anew "
             "with --set train.out_dir=ANOTHER_DIR"
         )
-    return [f"{key}: {before[key]!r} -> {now[key]!r}" for key in changed]
+    said = [f"{key}: {before[key]!r} -> {now[key]!r}" for key in changed]
+    gone = [key for key in before if key not in now]  # a removed feature's: its state is lost
+    return said + [f"{key}: {before[key]!r} -> gone (no such setting now)" for key in gone]
 
 
 def as_setting(value: Any) -> str:

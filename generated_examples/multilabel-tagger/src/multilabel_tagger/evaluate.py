@@ -88,7 +88,7 @@ def split_of(bundle: DataBundle, split: str, data: DataConfig) -> Dataset:
     if bundle.load_test is None:
         where = f"data.root {data.root!r}" if getattr(data, "root", "") else f"data {data.name!r}"
         raise ConfigError(
-            f"{where} has no test split: put it in root/test/<class>/ (like root/train/)"
+            f"{where} has no test split: put it in root/test/ (its images in data.labels_file)"
         )
     test = bundle.load_test()
     if len(test) == 0:

@@ -174,9 +174,8 @@ class Monitor:
             print(f"epoch {epoch}/{epochs} step {step}: {format_metrics(result)}")
 
     def _write(self, step: int, epoch: int, split: str, row: dict[str, Any]) -> None:
-        if self.metrics_file is None:
-            return
-        self.metrics_file.write({"step": step, "epoch": epoch, "split": split, **row})
+        if self.metrics_file is not None:  # on the main process
+            self.metrics_file.write({"step": step, "epoch": epoch, "split": split, **row})
 
 
 def format_metrics(values: dict[str, Any]) -> str:

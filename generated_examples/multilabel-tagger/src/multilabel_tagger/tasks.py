@@ -82,10 +82,6 @@ class Multilabel:
             saved = torch.where(positives > 0, (len(labels) - positives) / positives, 1.0)
         return dataclasses.replace(self, class_weights=saved.to(device))
 
-    @property
-    def higher_is_better(self) -> bool:
-        return self.monitor != "loss"
-
     def loss(self, outputs: torch.Tensor, targets: torch.Tensor) -> torch.Tensor:
         # float32 even under autocast
         return F.binary_cross_entropy_with_logits(
@@ -193,9 +189,8 @@ class Multilabel:
         return {"per_class": per_name}
 
     def is_better(self, value: float, best: float | None) -> bool:
-        if best is None:
-            return True
-        return value > best if self.higher_is_better else value < best
+        """Whether `value` of train.monitor beats `best`: the loss falls, the other metrics rise."""
+        return best is None or (value < best if self.monitor == "loss" else value > best)
 
 
 BINS = 1000  # probability histogram bins per label: thresholds are multiples of 1 / BINS

@@ -4,9 +4,10 @@ Everything comes from the checkpoint: the model's config and weights, and the da
 (class names, normalisation, vocabulary, table schema) with which the dataset component's
 `raw_inputs` prepares raw inputs exactly as in training; the training data need not exist.
 Each input's mask (the argmax class id per pixel, at the model's input size, data.image_size
-square) is written as a PNG to --mask-dir (palette mode in the data's palette colours when
-it has one, else grey values that are the ids), with --overlay also the image with the mask
-over it; the record names the files and each class's share of the pixels.
+square) is written as a PNG to --mask-dir, by default masks/ beside the checkpoint, never the
+data's own (palette mode in the data's palette colours when it has one, else grey values that
+are the ids), with --overlay also the image with the mask over it; the record names the files
+and each class's share of the pixels. An existing mask is replaced only with --force.
 Inputs stream through in batches (memory stays flat however many there are), each batch's
 results are written as soon as they are known, and an input that cannot be read is
 reported on stderr while the others go on.
@@ -19,6 +20,7 @@ import contextlib
 import csv
 import json
 import sys
+import zipfile
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any, TextIO
@@ -48,13 +50,16 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument("--output", help="file to write (default: standard output)")
     parser.add_argument(
+        "--force", action="store_true", help="replace existing output (never a checkpoint or data)"
+    )
+    parser.add_argument(
         "--format",
         choices=("jsonl", "csv"),
         default="jsonl",
         help="one JSON object or CSV row per input",
     )
     parser.add_argument(
-        "--mask-dir", default="masks", help="folder of the mask PNGs (default: masks)"
+        "--mask-dir", help="folder of the mask PNGs (default: masks/ beside the checkpoint)"
     )
     parser.add_argument(
         "--overlay", action="store_true", help="also write STEM-overlay.png: mask on image"
@@ -69,6 +74,10 @@ def predict(args: argparse.Namespace) -> int:
     if args.batch_size < 1:
         raise ConfigError(f"--batch-size must be at least 1; got {args.batch_size}")
     inference = load_inference(args.checkpoint, args.config, args.overrides)
+    if args.output:
+        run = str(Path(args.checkpoint).parent)
+        kept = [run, getattr(inference.config.data, "root", ""), *args.inputs]
+        check_target(Path(args.output), args.force, kept)
     hook = getattr(component("data", inference.config.data.name), "raw_inputs", None)
     raw = hook(inference.config.data, inference.state) if hook else None
     if raw is None:
@@ -76,7 +85,8 @@ def predict(args: argparse.Namespace) -> int:
             f"data {inference.config.data.name!r} cannot read raw inputs: the model was trained "
             "on synthetic data (data.root empty), or its module has no raw_inputs"
         )
-    masks = MaskWriter(Path(args.mask_dir), inference, args.overlay)
+    folder = args.mask_dir or Path(args.checkpoint).parent / "masks"  # never the data's
+    masks = MaskWriter(Path(folder), inference, args.overlay, args.force)
     failures = []
 
     def fail(item: Raw, reason: str) -> None:
@@ -95,6 +105,37 @@ def predict(args: argparse.Namespace) -> int:
             output.write(records(items, masks.write(items, outputs)))
             bar.update(len(items))
     return len(failures)
+
+
+def check_target(output: Path, force: bool, kept: list[str]) -> None:
+    """--output never replaces a checkpoint, or a file of the checkpoint's run folder, the
+    training data or an input (`kept`), even with --force."""
+    target = output.resolve()
+    if target.is_dir() or (target.is_file() and is_checkpoint(target)):
+        raise ConfigError(f"{output} may be a checkpoint, never replaced; use another --output")
+    for source in filter(None, kept):
+        where = Path(source).expanduser().resolve()
+        if target.exists() and (target == where or where in target.parents):
+            raise ConfigError(
+                f"{output} is part of {source} (the checkpoint's run, the training data or "
+                "an input), never replaced; use another --output"
+            )
+    if target.exists() and not force:
+        raise ConfigError(f"{output} exists; replace it with --force, or use another --output")
+
+
+def is_checkpoint(path: Path) -> bool:
+    """Whether a file holds a checkpoint by its content, whatever its name: torch.save's zip
+    archive or pickle, or safetensors (8 bytes of header size, then its JSON)."""
+    with open(path, "rb") as handle:
+        head = handle.read(9)
+    pickle = head[:2] in (b"\x80\x02", b"\x80\x03", b"\x80\x04", b"\x80\x05")
+    header = int.from_bytes(head[:8], "little")
+    if pickle or (head[8:9] == b"{" and header + 8 <= path.stat().st_size):
+        return True
+    with contextlib.suppress(zipfile.BadZipFile), zipfile.ZipFile(path) as archive:
+        return any(name.endswith("/data.pkl") for name in archive.namelist())
+    return False
 
 
 def batches(
@@ -168,8 +209,8 @@ def colour_table(count: int) -> list[tuple[int, int, int]]:
 class MaskWriter:
     """Writes each input's predicted mask (and overlay) to a folder, named after the input."""
 
-    def __init__(self, folder: Path, inference: Inference, overlay: bool) -> None:
-        self.folder, self.overlay, self.task = folder, overlay, inference.task
+    def __init__(self, folder: Path, inference: Inference, overlay: bool, force: bool) -> None:
+        self.folder, self.overlay, self.task, self.force = folder, overlay, inference.task, force
         saved = [tuple(c) for c in inference.state.get("palette") or []]
         self.colours = saved or colour_table(self.task.num_classes)
         self.used: set[str] = set()
@@ -193,12 +234,17 @@ class MaskWriter:
             mask = Image.fromarray(ids.numpy().astype(np.uint8), mode="P")  # ids as indices
             mask.putpalette(flat)
             path = self.folder / f"{self.name(item.source)}.png"
+            overlay = path.with_name(f"{path.stem}-overlay.png")
+            for target in (path, overlay) if self.overlay else (path,):
+                if target.exists() and not self.force:
+                    raise ConfigError(
+                        f"{target} exists; replace it with --force, or use another --mask-dir"
+                    )
             mask.save(path)
             record: dict[str, Any] = {"mask": str(path)}
             if self.overlay:
                 with Image.open(item.source) as opened:
                     image = to_rgb(opened).resize(mask.size, Image.Resampling.BILINEAR)
-                overlay = path.with_name(f"{path.stem}-overlay.png")
                 Image.blend(image, mask.convert("RGB"), 0.5).save(overlay)
                 record["overlay"] = str(overlay)
             counts = torch.bincount(ids.flatten(), minlength=self.task.num_classes)  # (K,)
@@ -237,7 +283,7 @@ def csv_row(record: dict[str, Any]) -> dict[str, Any]:
 
 @contextlib.contextmanager
 def output_file(path: str | None) -> Iterator[TextIO]:
-    """The --output file (created, or replaced), or standard output."""
+    """The --output file (created, or replaced with --force), or standard output."""
     if path is None:
         yield sys.stdout
         return

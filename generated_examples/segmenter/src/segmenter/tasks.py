@@ -50,10 +50,6 @@ class Segmentation:
             self, num_classes=spec.num_outputs, class_names=names, ignore_index=spec.ignore_index
         )
 
-    @property
-    def higher_is_better(self) -> bool:
-        return self.monitor != "loss"
-
     def loss(self, outputs: torch.Tensor, targets: torch.Tensor) -> torch.Tensor:
         """Mean cross-entropy over the labelled pixels (0 for a batch without any)."""
         total = F.cross_entropy(  # float32 even under autocast
@@ -96,9 +92,8 @@ class Segmentation:
         return {"per_class": per_name, "confusion_matrix": confusion.tolist()}
 
     def is_better(self, value: float, best: float | None) -> bool:
-        if best is None:
-            return True
-        return value > best if self.higher_is_better else value < best
+        """Whether `value` of train.monitor beats `best`: the loss falls, the other metrics rise."""
+        return best is None or (value < best if self.monitor == "loss" else value > best)
 
 
 def iou(confusion: torch.Tensor) -> torch.Tensor:

@@ -19,14 +19,14 @@ from torch.utils.data import DataLoader
 
 from . import checkpoint as ckpt
 from .config import Config, to_toml
-from .data import ResumableSampler, build_data, build_loaders
+from .data import DataBundle, ResumableSampler, build_data, build_loaders
 from .engine import evaluate, forward_backward, no_sync, optimizer_step, to_device
 from .models import build_model, build_state, unwrap
 from .monitor import LossSummary, Monitor, format_metrics
 from .optim import build_optimizer, build_scheduler, replan
 from .runtime import DistInfo, Precision, barrier, distributed, precision, set_seed
 from .stopping import StopSignals, improves
-from .tasks import DataSpec, Task, get_task
+from .tasks import Task, get_task
 
 
 class NonFiniteLossError(RuntimeError):
@@ -49,8 +49,7 @@ class Run:
     train_loader: DataLoader
     val_loader: DataLoader
     sampler: ResumableSampler  # set_epoch(epoch, skip): where each epoch starts
-    data_state: dict[str, Any]  # fitted on the training split; saved with every checkpoint
-    data_spec: DataSpec  # what the model was built for; saved too (a checkpoint rebuilds it)
+    data: DataBundle  # its spec and state (fitted on the training split) go in every checkpoint
     state: ckpt.TrainState
     resumed: bool
     signals: StopSignals  # set by SIGTERM, SIGUSR1 or Ctrl-C; read by the loop at each step
@@ -157,15 +156,14 @@ def train(run: Run, monitor: Monitor) -> dict[str, Any]:
     if not result and not stopped_by:  # nothing was left to train: report where it ended
         result = evaluate(unwrap(run.train_model), run.val_loader, task, run.precision, run.info)
         if run.info.is_main:
-            where = f"epoch {state.epoch}/{cfg.epochs}, step {state.step}"
-            print(f"nothing left to train ({where}); {format_metrics(result)}")
+            print(f"nothing left to train ({state.position()}); {format_metrics(result)}")
     return {**result, "step": state.step, "epoch": state.epoch, "stopped_by": stopped_by}
 
 
 def say_stopped(run: Run, signal_name: str) -> None:
     """Where a signal stopped the run, and how to continue it (last.pt holds it)."""
     if run.info.is_main:
-        where = f"epoch {run.state.epoch + 1}, step {run.state.step}"
+        where = run.state.position()
         print(f"{signal_name}: stopped at {where}; continue with --set train.resume=auto")
 
 
@@ -175,10 +173,10 @@ def build_run(config: Config, info: DistInfo, device: torch.device) -> Run:
     resume = ckpt.resolve_resume(config.train.resume, out_dir, info.is_main)
     set_seed(config.train.seed, config.train.deterministic)
     saved = resume[1] if resume else {}
-    amp = precision(device, config.train)  # also sets the float32 matmul precision
-    config.train.amp_dtype, config.train.matmul_precision = amp.amp_dtype, amp.matmul  # resolved
-    if info.is_main:  # what "auto" chose, as config.toml and the checkpoints record it
-        print(f"amp={amp.enabled} amp_dtype={amp.amp_dtype} matmul_precision={amp.matmul}")
+    amp = precision(device, config.train)  # "auto" resolved: config.toml and checkpoints say
+    if info.is_main:  # what was chosen
+        cfg = config.train
+        print(f"amp={cfg.amp} amp_dtype={cfg.amp_dtype} matmul_precision={cfg.matmul_precision}")
     changes = ckpt.resume_changes(saved["config"], config.to_dict(), resume[0]) if resume else []
     bundle = build_data(config.data, config.train.seed, saved.get("data_state"))
     task = get_task(config.task, config.train.monitor).for_data(bundle.spec, bundle.state)
@@ -195,7 +193,7 @@ def build_run(config: Config, info: DistInfo, device: torch.device) -> Run:
         state = ckpt.restore_training(checkpoint, path, *objects, config.to_dict(), info.world_size)
         changes += replan(schedule, config.train, steps_per_epoch)  # the run's new length
         if info.is_main:
-            print(f"resuming from {path} at epoch {state.epoch + 1}, step {state.step}")
+            print(f"resuming from {path} at {state.position()}")
             if changes:
                 print(f"resuming with changed settings, applied: {'; '.join(changes)}")
     return Run(
@@ -211,8 +209,7 @@ def build_run(config: Config, info: DistInfo, device: torch.device) -> Run:
         train_loader=train_loader,
         val_loader=val_loader,
         sampler=sampler,
-        data_state=bundle.state,
-        data_spec=bundle.spec,
+        data=bundle,
         state=state,
         resumed=resume is not None,
         signals=StopSignals(info),
@@ -251,8 +248,8 @@ def save(run: Run, stem: str) -> None:
         run.precision.scaler,
         run.state,
         run.config.to_dict(),
-        run.data_state,
-        run.data_spec,
+        run.data.state,
+        run.data.spec,
         build_state(run.model),  # what a checkpoint's model is rebuilt from, besides the config
         run.info.world_size,
     )

@@ -58,10 +58,6 @@ class Regression:
             target_std=per_output("target_std", 1.0),
         )
 
-    @property
-    def higher_is_better(self) -> bool:
-        return self.monitor == "r2"
-
     def loss(self, outputs: torch.Tensor, targets: torch.Tensor) -> torch.Tensor:
         return F.mse_loss(outputs.float(), targets.float())  # float32 even under autocast
 
@@ -104,9 +100,8 @@ class Regression:
         return {}  # everything is in `summarise`
 
     def is_better(self, value: float, best: float | None) -> bool:
-        if best is None:
-            return True
-        return value > best if self.higher_is_better else value < best
+        """Whether `value` of train.monitor beats `best`: r2 rises, the loss and errors fall."""
+        return best is None or (value < best if self.monitor != "r2" else value > best)
 
 
 Task = Regression  # the type of this project's task objects

@@ -55,10 +55,6 @@ class Classification:
     def top5(self) -> bool:
         return self.num_classes >= 5
 
-    @property
-    def higher_is_better(self) -> bool:
-        return self.monitor != "loss"
-
     def loss(self, outputs: torch.Tensor, targets: torch.Tensor) -> torch.Tensor:
         # float32 even under autocast
         return F.cross_entropy(outputs.float(), targets)
@@ -109,9 +105,8 @@ class Classification:
         return {"per_class": per_name, "confusion_matrix": confusion.tolist()}
 
     def is_better(self, value: float, best: float | None) -> bool:
-        if best is None:
-            return True
-        return value > best if self.higher_is_better else value < best
+        """Whether `value` of train.monitor beats `best`: the loss falls, the other metrics rise."""
+        return best is None or (value < best if self.monitor == "loss" else value > best)
 
 
 def per_class(confusion: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:

@@ -18,9 +18,8 @@ from ..tasks import DataSpec
 
 def build_model(cfg: ModelConfig, spec: DataSpec, state: dict[str, Any] | None = None) -> nn.Module:
     """The configured model for data described by `spec` (and a checkpoint's `model_build`)."""
-    if state:
-        return component("model", cfg.name).build(cfg, spec, state)
-    return component("model", cfg.name).build(cfg, spec)
+    build = component("model", cfg.name).build
+    return build(cfg, spec, state) if state else build(cfg, spec)
 
 
 def build_state(model: nn.Module) -> dict[str, Any]:

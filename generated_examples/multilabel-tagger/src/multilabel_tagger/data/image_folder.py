@@ -93,9 +93,14 @@ class Options(SyntheticOptions):
         low=0,
         auto=True,
     )
-    root: str = option("", "folder with train/<class>/ (and val/<class>/); empty: synthetic images")
+    root: str = option(
+        "", "folder with train/ (and val/) of images and data.labels_file; empty: synthetic images"
+    )
     val_fraction: float = option(
-        0.2, "share of each class held out for validation when root has no val/", low=0.0, high=1.0
+        0.2,
+        "share of the training images held out for validation when root has no val/",
+        low=0.0,
+        high=1.0,
     )
     max_image_pixels: int = option(
         89_478_485, "larger images are refused (Pillow's decompression-bomb guard)", low=1
@@ -408,23 +413,39 @@ def read_labels(cfg: Options) -> dict[str, list[str]]:
         )
     try:
         if path.suffix.lower() == ".json":
-            raw = json.loads(path.read_text(encoding="utf-8"))
-            if not isinstance(raw, dict):
+            raw = json.loads(path.read_text(encoding="utf-8"), object_pairs_hook=list)
+            if not isinstance(raw, list) or not all(isinstance(p, tuple) for p in raw):
                 raise ValueError("expected an object {file: [labels]}")
-            sets = {
-                str(k): v.split(cfg.label_separator) if isinstance(v, str) else v
-                for k, v in raw.items()
-            }
+            entries = [
+                (
+                    f"entry {i} ({k!r})",
+                    str(k),
+                    v.split(cfg.label_separator) if isinstance(v, str) else v,
+                )
+                for i, (k, v) in enumerate(raw, 1)
+            ]
         else:
             with open(path, newline="", encoding="utf-8") as handle:
-                rows = list(csv.reader(handle))[1:]  # the header names the columns
-            sets = {row[0]: row[1].split(cfg.label_separator) for row in rows if row}
+                reader = csv.reader(handle)
+                next(reader, None)  # the header names the columns
+                entries = [
+                    (f"row {reader.line_num}", row[0], row[1].split(cfg.label_separator))
+                    for row in reader
+                    if row
+                ]
     except (ValueError, IndexError, UnicodeDecodeError) as exc:
         raise ConfigError(f"data.labels_file {path} cannot be read: {exc}") from exc
-    labels = {
-        Path(file).as_posix(): sorted({str(label).strip() for label in ls} - {""})
-        for file, ls in sets.items()
-    }
+    labels: dict[str, list[str]] = {}
+    first: dict[str, str] = {}  # where each file's entry is
+    for where, file, names in entries:
+        key, found = Path(file).as_posix(), sorted({str(label).strip() for label in names} - {""})
+        if labels.get(key, found) != found:
+            raise ConfigError(
+                f"data.labels_file {path}: {first[key]} and {where} give {key} different labels "
+                f"({'|'.join(labels[key])} and {'|'.join(found)}): keep one"
+            )
+        labels[key] = found
+        first.setdefault(key, where)
     unknown = [file for file in labels if not (root / file).is_file()]
     if unknown:
         raise ConfigError(
