@@ -112,7 +112,21 @@ def test_lint_fix_through_the_lean_path(tmp_path: Path) -> None:
     assert "opt.zero_grad()" in path.read_text(encoding="utf-8")
 
 
-def test_torch_version_read_without_importlib_metadata_agrees_with_it() -> None:
+@pytest.fixture
+def plain_finders(monkeypatch) -> None:
+    """The plain case's precondition: PathFinder is the one distribution finder (another
+    test in this worker may have imported an editable install's finder)."""
+    import importlib.machinery
+
+    kept = [
+        finder
+        for finder in sys.meta_path
+        if not hasattr(finder, "find_distributions") or finder is importlib.machinery.PathFinder
+    ]
+    monkeypatch.setattr(sys, "meta_path", kept)
+
+
+def test_torch_version_read_without_importlib_metadata_agrees_with_it(plain_finders) -> None:
     from importlib import metadata
 
     from ptgen.lint.config import plain_dist_info_version
@@ -147,7 +161,7 @@ def dist_info(folder: Path, name: str, metadata_text: str | None) -> Path:
     ],
 )
 def test_plain_dist_info_version_or_none(
-    tmp_path: Path, monkeypatch, entries: dict[str, str | None], expected: str | None
+    tmp_path: Path, monkeypatch, plain_finders, entries: dict[str, str | None], expected: str | None
 ) -> None:
     from ptgen.lint.config import plain_dist_info_version
 

@@ -168,7 +168,7 @@ def test_freeze_keeps_frozen_parts_bit_identical_and_out_of_the_optimizer(
 
     train(project, "train.out_dir=runs/bn", "model.freeze_bn=false", *frozen)
     after = weights(project / "runs/bn/last.pt")
-    assert torch.equal(after["features.0.0.weight"], pre["features.0.0.weight"])
+    assert torch.equal(after["features.0.layers.0.weight"], pre["features.0.layers.0.weight"])
     assert not torch.equal(
         after["features.0.layers.1.running_mean"], pre["features.0.layers.1.running_mean"]
     )

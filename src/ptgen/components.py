@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import jinja2
+import yaml
 
 from ptgen.answers import ANSWERS_FILE, read_answers
 from ptgen.errors import NotAProject, PtgenError
@@ -164,6 +165,7 @@ def helper_files(project: ProjectInfo, names: list[str]) -> dict[str, str]:
         undefined=jinja2.StrictUndefined,
         keep_trailing_newline=True,
     )
+    env.filters["from_yaml"] = yaml.safe_load  # as Copier's environment has it (_lib/parts.jinja)
     files = {}
     for name in names:
         for rel in features()[name].files:
