@@ -32,17 +32,23 @@ class Options(ModelConfig):
     pool_size: int = option(4, "the head sees a grid of this side (1: global pooling)", low=1)
 
 
-def conv_block(in_channels: int, out_channels: int) -> nn.Sequential:
-    """conv-bn-relu twice, then halve the resolution: (B, C_in, H, W) -> (B, C_out, H/2, W/2)."""
-    return nn.Sequential(
-        nn.Conv2d(in_channels, out_channels, kernel_size=3, padding=1, bias=False),
-        nn.BatchNorm2d(out_channels),
-        nn.ReLU(),
-        nn.Conv2d(out_channels, out_channels, kernel_size=3, padding=1, bias=False),
-        nn.BatchNorm2d(out_channels),
-        nn.ReLU(),
-        nn.MaxPool2d(2),
-    )
+class ConvBlock(nn.Module):
+    """conv-bn-relu twice, then halve the resolution."""
+
+    def __init__(self, in_channels: int, out_channels: int) -> None:
+        super().__init__()
+        self.layers = nn.Sequential(
+            nn.Conv2d(in_channels, out_channels, kernel_size=3, padding=1, bias=False),
+            nn.BatchNorm2d(out_channels),
+            nn.ReLU(),
+            nn.Conv2d(out_channels, out_channels, kernel_size=3, padding=1, bias=False),
+            nn.BatchNorm2d(out_channels),
+            nn.ReLU(),
+            nn.MaxPool2d(2),
+        )
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.layers(x)  # (B, C_in, H, W) -> (B, C_out, H/2, W/2)
 
 
 class CNN(nn.Module):
@@ -59,7 +65,7 @@ class CNN(nn.Module):
         super().__init__()
         channels = [in_channels] + [width * 2**i for i in range(depth)]
         self.features = nn.ModuleList(
-            conv_block(c_in, c_out) for c_in, c_out in zip(channels[:-1], channels[1:], strict=True)
+            ConvBlock(c_in, c_out) for c_in, c_out in zip(channels[:-1], channels[1:], strict=True)
         )
         self.pool = nn.AdaptiveAvgPool2d(pool_size)  # any input size; see the module docstring
         head_features = channels[-1] * pool_size * pool_size

@@ -9,6 +9,7 @@ import os
 import sys
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import torch
@@ -78,6 +79,18 @@ def collate(samples: Sequence[Any]) -> Any:
 def build_data(cfg: DataConfig, seed: int, state: dict[str, Any] | None = None) -> DataBundle:
     """The configured dataset component's bundle; pass a checkpoint's `state` to reuse it."""
     return component("data", cfg.name).build(cfg, seed, state)
+
+
+def read_text(path: Path) -> str:
+    """A data file's text; bytes that are not UTF-8 are an error naming the file and line."""
+    data = path.read_bytes()
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = data.count(b"\n", 0, exc.start) + 1
+        raise ConfigError(
+            f"{path}:{line}: not UTF-8 text (byte 0x{data[exc.start]:02x}); save it as UTF-8"
+        ) from None
 
 
 def note(message: str) -> None:
