@@ -24,7 +24,6 @@ import shutil
 import sys
 import tempfile
 import warnings
-import zipfile
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -32,6 +31,7 @@ from typing import Any
 import torch
 from torch import nn
 
+from .checkpoint import is_checkpoint
 from .config import component
 from .data._synthetic import example_batch
 from .evaluate import Inference, load_inference
@@ -122,20 +122,6 @@ def check_writable(path: Path, force: bool) -> None:
         raise ExportError(f"{path} may be a checkpoint, never replaced: choose another --output")
     if path.exists() and not force:
         raise ExportError(f"{path} exists; replace it with --force, or choose another --output")
-
-
-def is_checkpoint(path: Path) -> bool:
-    """Whether a file holds a checkpoint by its content, whatever its name: torch.save's zip
-    archive or pickle, or safetensors (8 bytes of header size, then its JSON)."""
-    with open(path, "rb") as handle:
-        head = handle.read(9)
-    pickle = head[:2] in (b"\x80\x02", b"\x80\x03", b"\x80\x04", b"\x80\x05")
-    header = int.from_bytes(head[:8], "little")
-    if pickle or (head[8:9] == b"{" and header + 8 <= path.stat().st_size):
-        return True
-    with contextlib.suppress(zipfile.BadZipFile), zipfile.ZipFile(path) as archive:
-        return any(name.endswith("/data.pkl") for name in archive.namelist())
-    return False
 
 
 def exportable(args: argparse.Namespace) -> Inference:

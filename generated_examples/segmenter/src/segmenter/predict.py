@@ -20,7 +20,6 @@ import contextlib
 import csv
 import json
 import sys
-import zipfile
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any, TextIO
@@ -31,6 +30,7 @@ from PIL import Image
 from torch.utils.data import default_collate
 from tqdm import tqdm
 
+from .checkpoint import is_checkpoint
 from .config import ConfigError, component
 from .data._inputs import Raw, RawInputs, to_rgb
 from .engine import to_device
@@ -122,20 +122,6 @@ def check_target(output: Path, force: bool, kept: list[str]) -> None:
             )
     if target.exists() and not force:
         raise ConfigError(f"{output} exists; replace it with --force, or use another --output")
-
-
-def is_checkpoint(path: Path) -> bool:
-    """Whether a file holds a checkpoint by its content, whatever its name: torch.save's zip
-    archive or pickle, or safetensors (8 bytes of header size, then its JSON)."""
-    with open(path, "rb") as handle:
-        head = handle.read(9)
-    pickle = head[:2] in (b"\x80\x02", b"\x80\x03", b"\x80\x04", b"\x80\x05")
-    header = int.from_bytes(head[:8], "little")
-    if pickle or (head[8:9] == b"{" and header + 8 <= path.stat().st_size):
-        return True
-    with contextlib.suppress(zipfile.BadZipFile), zipfile.ZipFile(path) as archive:
-        return any(name.endswith("/data.pkl") for name in archive.namelist())
-    return False
 
 
 def batches(

@@ -13,6 +13,7 @@ import os
 import random
 import re
 import sys
+import zipfile
 from collections.abc import Iterator
 from dataclasses import asdict, dataclass, fields
 from pathlib import Path
@@ -172,6 +173,20 @@ def load_weights_only(path: Path, map_location: str | torch.device = "cpu") -> A
         else:
             reason = text.strip().splitlines()[0]
         raise CheckpointError(f"{path}: not a readable checkpoint ({reason})") from None
+
+
+def is_checkpoint(path: Path) -> bool:
+    """Whether a file holds a checkpoint by its content, whatever its name: torch.save's zip
+    archive or pickle, or safetensors (8 bytes of header size, then its JSON)."""
+    with open(path, "rb") as handle:
+        head = handle.read(9)
+    pickle = head[:2] in (b"\x80\x02", b"\x80\x03", b"\x80\x04", b"\x80\x05")
+    header = int.from_bytes(head[:8], "little")
+    if pickle or (head[8:9] == b"{" and header + 8 <= path.stat().st_size):
+        return True
+    with contextlib.suppress(zipfile.BadZipFile), zipfile.ZipFile(path) as archive:
+        return any(name.endswith("/data.pkl") for name in archive.namelist())
+    return False
 
 
 def load_model_state(
