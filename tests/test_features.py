@@ -429,7 +429,11 @@ def test_a_second_feature_change_of_one_project_is_refused_naming_the_first(
     """Item 8: two `add feature` at once both said they succeeded; one change was lost."""
     project = generate(tmp_path, "demo")
     first = start_ptgen("add", "feature", "sweep", "--project", str(project))
-    wait_for(project / ".git" / "ptgen.lock", first)
+    lock = project / ".git" / "ptgen.lock"
+    wait_for(lock, first)
+    while lock.read_text() != str(first.pid):  # created, then locked and its PID written
+        assert first.poll() is None, first.communicate()
+        time.sleep(0.005)
     os.kill(first.pid, signal.SIGSTOP)  # mid-way, for as long as the second run takes
     try:
         second = runner.invoke(app, ["add", "feature", "ema", "--project", str(project)])
