@@ -114,10 +114,20 @@ def test_lint_fix_through_the_lean_path(tmp_path: Path) -> None:
 
 @pytest.fixture
 def plain_finders(monkeypatch) -> None:
-    """The plain case's precondition: PathFinder is the one distribution finder (another
-    test in this worker may have imported an editable install's finder)."""
+    """The plain case's precondition: PathFinder is the one distribution finder. Another
+    test in this worker may have imported an editable install's finder, or the
+    importlib_metadata backport (mlflow imports it), which deletes PathFinder's
+    find_distributions to give its own finder primacy."""
     import importlib.machinery
+    import importlib.metadata
 
+    if not hasattr(importlib.machinery.PathFinder, "find_distributions"):
+        monkeypatch.setattr(
+            importlib.machinery.PathFinder,
+            "find_distributions",
+            staticmethod(importlib.metadata.MetadataPathFinder.find_distributions),
+            raising=False,
+        )
     kept = [
         finder
         for finder in sys.meta_path
