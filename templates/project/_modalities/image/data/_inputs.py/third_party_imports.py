@@ -1,1 +1,3 @@
+
 import numpy as np
+from PIL import Image

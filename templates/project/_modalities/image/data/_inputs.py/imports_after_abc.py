@@ -1,1 +1,2 @@
 from pathlib import Path
+from typing import Any

@@ -1,0 +1,1 @@
+from ._text_files import text_inputs
