@@ -1,2 +1,1 @@
 from pathlib import Path
-from typing import Any
