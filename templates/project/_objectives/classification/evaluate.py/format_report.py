@@ -5,3 +5,4 @@
             f"{name:<{width}}  {m['precision']:9.4f}  {m['recall']:6.4f}  {m['f1']:6.4f}"
             f"  {m['support']:7d}"
         )
+{{- feature_parts("evaluate.py", "confusion_matrix_files") }}

@@ -1,3 +1,1 @@
-{% if "plot" in features %}    """The result for reading: the metrics on one line, a line per class, the files written."""
-{% else %}    """The result for reading: the metrics on one line, a line per class."""
-{% endif %}
+    """The result for reading: the metrics on one line, a line per class."""

@@ -1,0 +1,1 @@
+The confusion matrix is also written as CSV (and PNG, with matplotlib).

@@ -1,2 +1,0 @@
-{% if objective == "classification" %}    lines += [f"wrote {path}" for key, path in result.items() if key.endswith(("_csv", "_png"))]
-{% endif %}

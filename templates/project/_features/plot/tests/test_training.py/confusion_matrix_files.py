@@ -1,0 +1,1 @@
+    assert Path(result["confusion_matrix_csv"]).is_file()
