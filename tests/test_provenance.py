@@ -70,11 +70,21 @@ def run(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     assert first.returncode == 0, first.stderr[-3000:]
     found: dict[str, Any] = {"project": project, "out": out, "first": first}
     found["best"], found["last"] = load(out / "best.pt"), load(out / "last.pt")
-    found["head"], found["diff"] = git(project, "rev-parse", "HEAD").strip(), git(project, "diff", "HEAD")
+    found["head"], found["diff"] = git(project, "rev-parse", "HEAD").strip(), git(
+        project, "diff", "HEAD"
+    )
     found["card_after_training"] = (out / "MODEL_CARD.md").read_text(encoding="utf-8")
     for split in ("val", "test"):
         done = run_in_project(
-            project, "-m", PKG, "evaluate", "--checkpoint", str(out / "best.pt"), "--split", split, "--json"
+            project,
+            "-m",
+            PKG,
+            "evaluate",
+            "--checkpoint",
+            str(out / "best.pt"),
+            "--split",
+            split,
+            "--json",
         )
         assert done.returncode == 0, done.stderr[-3000:]
         found[split] = json.loads(done.stdout.strip().splitlines()[-1])
