@@ -53,8 +53,8 @@ def load(path: Path) -> dict[str, Any]:
 
 @pytest.fixture(scope="module")
 def run(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
-    """Train (2 epochs) with an uncommitted change, evaluate val and test, export; then commit,
-    change a data file and resume (1 more epoch)."""
+    """Train (2 epochs) with an uncommitted change, evaluate val and test, export; then commit
+    and resume (1 more epoch), change a data file and resume (1 more)."""
     project = generate(
         tmp_path_factory.mktemp("prov"),
         name=PKG,
@@ -70,21 +70,13 @@ def run(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     assert first.returncode == 0, first.stderr[-3000:]
     found: dict[str, Any] = {"project": project, "out": out, "first": first}
     found["best"], found["last"] = load(out / "best.pt"), load(out / "last.pt")
-    found["head"], found["diff"] = git(project, "rev-parse", "HEAD").strip(), git(
-        project, "diff", "HEAD"
-    )
+    found["head"] = git(project, "rev-parse", "HEAD").strip()
+    found["diff"] = git(project, "diff", "HEAD")
     found["card_after_training"] = (out / "MODEL_CARD.md").read_text(encoding="utf-8")
     for split in ("val", "test"):
+        best = str(out / "best.pt")
         done = run_in_project(
-            project,
-            "-m",
-            PKG,
-            "evaluate",
-            "--checkpoint",
-            str(out / "best.pt"),
-            "--split",
-            split,
-            "--json",
+            project, "-m", PKG, "evaluate", "--checkpoint", best, "--split", split, "--json"
         )
         assert done.returncode == 0, done.stderr[-3000:]
         found[split] = json.loads(done.stdout.strip().splitlines()[-1])
