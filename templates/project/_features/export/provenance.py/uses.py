@@ -1,0 +1,1 @@
+    "python -m {package} export --checkpoint {path} --format onnx",

@@ -1,0 +1,1 @@
+    "python -m {package} predict --checkpoint {path} INPUT...",
