@@ -26,7 +26,7 @@ def add_routes(app: FastAPI, inference: Inference, limits: Limits) -> list[Batch
     @app.post("/predict")
     async def predict(request: Request) -> dict[str, Any]:
         inputs = await request_inputs(request, limits)
-        samples = [prepared(raw, inference, value, f"inputs[{i}]") for i, value in enumerate(inputs)]
+        samples = [prepared(raw, inference, x, f"inputs[{i}]") for i, x in enumerate(inputs)]
         return {"outputs": await batcher.submit(samples)}
 
     return [batcher]
