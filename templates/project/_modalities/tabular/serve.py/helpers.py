@@ -4,7 +4,8 @@ def raw_value(value: Any, field: str, state: dict[str, Any]) -> list[str | None]
     """A table row: a JSON object of column values (null: a missing cell; other keys, the
     target's say, are ignored), as the cells of the training's columns, in their order."""
     if not isinstance(value, dict):
-        raise BadInput(422, field, f"expected an object of column values, got {type(value).__name__}")
+        kind = type(value).__name__
+        raise BadInput(422, field, f"expected an object of column values, got {kind}")
     names = [column["name"] for column in state["columns"]]
     missing = [name for name in names if name not in value]
     if missing:
