@@ -36,7 +36,7 @@ CASES = {  # task: (dataset kind, model kind)
     "image-classification": ("image-folder", "cnn"),
     "tabular-regression": ("csv", "mlp"),
     "sequence-classification": ("text", "rnn"),
-    "language-modeling": ("synthetic", "transformer"),
+    "language-modeling": ("synthetic", "gpt"),
 }
 
 

@@ -39,7 +39,11 @@ def add_routes(app: FastAPI, inference: Inference, limits: Limits) -> list[Batch
     async def generate(request: Request) -> StreamingResponse | dict[str, str]:
         body = await read_body(request, limits.max_body_bytes)
         try:
-            asked = GenerateRequest.model_validate_json(body)
+            payload = json.loads(body)
+        except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+            raise BadInput(400, "body", f"not JSON: {exc}") from None
+        try:
+            asked = GenerateRequest.model_validate(payload)
         except ValidationError as exc:
             first = exc.errors()[0]
             field = ".".join(str(part) for part in first["loc"]) or "body"
