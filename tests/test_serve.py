@@ -272,7 +272,9 @@ def test_sigterm_drains_the_requests_in_flight_and_exits_0(served: Served) -> No
 def test_the_default_bind_is_loopback_only(served: Served) -> None:
     if served.task != "tabular-regression":
         pytest.skip("the bind is the same code for every task")
-    assert f"Uvicorn running on http://127.0.0.1:{served.server.port}" in served.server.log.read_text()
+    assert (
+        f"Uvicorn running on http://127.0.0.1:{served.server.port}" in served.server.log.read_text()
+    )
     pid = served.server.process.pid
     inodes = {os.readlink(f"/proc/{pid}/fd/{fd}") for fd in os.listdir(f"/proc/{pid}/fd")}
     listening = []
