@@ -135,6 +135,7 @@ def start_server(project: Path, checkpoint: Path, *options: str) -> tuple[subpro
 
 def load(url: str, body: Path, requests: int, concurrency: int, limit: float) -> dict:
     """`hey`'s run of `requests` POSTs at `concurrency`: rate, latency, failures."""
+    requests -= requests % concurrency  # hey sends requests // concurrency per worker
     command = ["hey", "-n", str(requests), "-c", str(concurrency), "-m", "POST"]
     command += ["-T", "application/json", "-D", str(body), "-o", "csv", f"{url}/predict"]
     start = time.perf_counter()

@@ -24,10 +24,10 @@ def add_routes(app: FastAPI, inference: Inference, limits: Limits) -> list[Batch
     batcher = Batcher(batch_runner(inference, raw), limits.max_batch_size, limits.max_wait_s)
 
     @app.post("/predict")
-    async def predict(request: Request) -> dict[str, Any]:
+    async def predict(request: Request) -> JSONResponse:
         inputs = await request_inputs(request, limits)
         samples = [prepared(raw, inference, x, f"inputs[{i}]") for i, x in enumerate(inputs)]
-        return {"outputs": await batcher.submit(samples)}
+        return JSONResponse({"outputs": await batcher.submit(samples)})  # as is: no re-encoding
 
     return [batcher]
 
