@@ -26,15 +26,21 @@ def add_routes(app: FastAPI, inference: Inference, limits: Limits) -> list[Batch
     @app.post("/predict")
     async def predict(request: Request) -> JSONResponse:
         inputs = await request_inputs(request, limits)
-        samples = [prepared(raw, inference, x, f"inputs[{i}]") for i, x in enumerate(inputs)]
+        # decoding (an image's, say) in a thread: the event loop goes on reading requests
+        samples = await asyncio.to_thread(prepare_all, raw, inference, inputs)
         return JSONResponse({"outputs": await batcher.submit(samples)})  # as is: no re-encoding
 
     return [batcher]
 
 
-def prepared(raw: RawInputs, inference: Inference, value: Any, field: str) -> dict[str, Any]:
-    """One input prepared exactly as `predict` prepares it; a 422 naming it if it cannot be."""
-    try:
-        return raw.prepare(raw_value(value, field, inference.state))
-    except (ValueError, OSError) as exc:
-        raise BadInput(422, field, str(exc)) from None
+def prepare_all(raw: RawInputs, inference: Inference, inputs: list[Any]) -> list[dict[str, Any]]:
+    """The inputs prepared exactly as `predict` prepares them; a 422 naming the first one
+    that cannot be."""
+    samples = []
+    for i, value in enumerate(inputs):
+        field = f"inputs[{i}]"
+        try:
+            samples.append(raw.prepare(raw_value(value, field, inference.state)))
+        except (ValueError, OSError) as exc:
+            raise BadInput(422, field, str(exc)) from None
+    return samples
