@@ -102,6 +102,45 @@ def predict_rate(project: Path, checkpoint: Path, task: str, source: Path, count
     return {"inputs": count, "seconds": seconds, "inputs_per_s": count / seconds}
 
 
+MODEL_RATE = """
+import sys, time, torch
+from {package}.config import component
+from {package}.evaluate import load_inference
+from {package}.predict import forward
+inference = load_inference(sys.argv[1])
+data = inference.config.data
+raw = component("data", data.name).raw_inputs(data, inference.state)
+sample = raw.prepare(raw.read([sys.argv[2]]).__next__().value)
+collate = raw.collate_fn or torch.utils.data.default_collate
+for size in (1, 32):
+    batch = collate([sample] * size)
+    forward(inference, batch)
+    start, calls = time.perf_counter(), max(4, 256 // size)
+    for _ in range(calls):
+        forward(inference, batch)
+    print(size, (time.perf_counter() - start) / calls / size * 1000)
+"""
+
+
+def model_rate(project: Path, checkpoint: Path, source: Path) -> dict[str, float]:
+    """The model alone (prepared inputs, one torch thread): ms of forward per input at
+    batch 1 and 32, the most batching can save."""
+    script = MODEL_RATE.format(package=PACKAGE)
+    env = dict(os.environ, PYTHONPATH=str(project / "src"), OMP_NUM_THREADS="1")
+    result = subprocess.run(
+        [sys.executable, "-c", script, str(checkpoint), str(source)],
+        cwd=project,
+        env=env,
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    return {
+        f"batch {size} ms/input": float(ms)
+        for size, ms in map(str.split, result.stdout.splitlines())
+    }
+
+
 def free_port() -> int:
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
@@ -182,12 +221,17 @@ def main() -> None:
             value, source = one_input(task, root)
             body = where / "body.json"
             body.write_text(json.dumps({"inputs": [value]}), encoding="utf-8")
-            found: dict[str, Any] = {"predict": predict_rate(project, checkpoint, task, source, args.requests)}
+            found: dict[str, Any] = {
+                "predict": predict_rate(project, checkpoint, task, source, args.requests),
+                "model": model_rate(project, checkpoint, source),
+            }
             for mode, options in (("batch 1", ("--max-batch-size", "1")), ("batched", ())):
                 process, url = start_server(project, checkpoint, *options)
                 try:
                     load(url, body, 200, 8, args.time_limit)  # warm the connections and caches
-                    found[mode] = [load(url, body, args.requests, c, args.time_limit) for c in levels]
+                    found[mode] = [
+                        load(url, body, args.requests, c, args.time_limit) for c in levels
+                    ]
                 finally:
                     process.send_signal(signal.SIGTERM)
                     found[f"{mode} exit"] = process.wait(timeout=60)
@@ -200,7 +244,8 @@ def main() -> None:
 def report(task: str, found: dict[str, Any]) -> None:
     rate = found["predict"]
     print(f"\n{task}: predict {rate['inputs']} inputs in {rate['seconds']:.1f} s "
-          f"({rate['inputs_per_s']:.0f} inputs/s, start-up included)")  # fmt: skip
+          f"({rate['inputs_per_s']:.0f} inputs/s, start-up included); the model alone: "
+          + ", ".join(f"{k} {v:.3f}" for k, v in found["model"].items()))  # fmt: skip
     print("| concurrency | batch 1 req/s | p50 ms | p99 ms | failed | batched req/s | p50 ms "
           "| p99 ms | failed | batched / batch 1 |")  # fmt: skip
     print("|---|---|---|---|---|---|---|---|---|---|")
