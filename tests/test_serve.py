@@ -189,7 +189,8 @@ def test_outputs_are_predicts_for_the_same_inputs(served: Served) -> None:
     assert about["model_card"] is None  # no MODEL_CARD.md beside the checkpoint
     assert httpx.get(f"{served.server.url}/health").json() == {"status": "ok"}
     assert httpx.get(f"{served.server.url}/openapi.json").status_code == 200
-    if served.task == "language-modeling":
+    if served.task == "language-modeling":  # serve needs predict's files, but not here
+        assert not (served.project / "src" / PKG / "predict.py").exists()
         asked = {"prompt": "The quick", "max_new_tokens": 12, "seed": 3, "top_k": 5}
         text = served.post("/generate", json=asked).json()["text"]
         cli = run_in_project(
@@ -208,6 +209,8 @@ def test_outputs_are_predicts_for_the_same_inputs(served: Served) -> None:
     if served.task == "image-classification":  # the same images as multipart files
         files = [("file", base64.b64decode(image)) for image in body["inputs"]]
         assert served.post("/predict", files=files).json()["outputs"] == same(expected)
+        too_many = served.post("/predict", files=files * 13)  # 65 files, --max-inputs 64
+        assert (too_many.status_code, too_many.json()["field"]) == (413, "inputs")
 
 
 BAD = {  # task: [(request, status, field)]
