@@ -30,7 +30,7 @@ runner = CliRunner()
 TRACES = re.compile(
     r"fsdp|optuna|mlflow|wandb|ShardStream|distributed\.checkpoint|ema_|lr.find|ModelSummary"
     r"|predict\b|\._inputs|nesterov|onecycle|plateau|head_lr|class_weights|balanced_sampler"
-    r"|data_wait|Tracker|confusion_matrix_csv",
+    r"|data_wait|Tracker|confusion_matrix_csv|uvicorn|fastapi",
     re.I,
 )
 
@@ -50,6 +50,7 @@ COMMANDS = {
     "export": "export",
     "fsdp": "consolidate",
     "lr-find": "lr-find",
+    "serve": "serve",
 }
 
 

@@ -1,0 +1,1 @@
+{% include "_features/predict/checkpoint.py/imports_after_sys.py" %}

@@ -1,0 +1,4 @@
+        elif args.command == "serve":
+            from .serve import serve
+
+            return serve(args)

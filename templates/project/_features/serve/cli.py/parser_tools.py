@@ -1,0 +1,8 @@
+    serve = add("serve", "Serve the model over HTTP (FastAPI): /predict or /generate, batched.")
+    serve.add_argument("--checkpoint", required=True, help="e.g. runs/default/best.pt")
+    serve.add_argument("--host", default="127.0.0.1", help="address (default: this machine only)")
+    serve.add_argument("--port", type=int, default=8000, help="port (default 8000)")
+    serve.add_argument("--max-batch-size", type=int, default=32, help="per forward (default 32)")
+    serve.add_argument("--max-wait-ms", type=float, default=5.0, help="batching wait (default 5)")
+    serve.add_argument("--max-body-bytes", type=int, default=8 * 2**20, help="(default 8 MiB)")
+    serve.add_argument("--max-inputs", type=int, default=64, help="per request (default 64)")

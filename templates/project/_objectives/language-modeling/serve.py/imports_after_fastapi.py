@@ -1,0 +1,2 @@
+from pydantic import BaseModel, Field, ValidationError
+from starlette.responses import StreamingResponse

@@ -1,0 +1,1 @@
+from .data._tokens import tokenizer_from_state

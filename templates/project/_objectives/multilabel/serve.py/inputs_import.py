@@ -1,0 +1,1 @@
+from .data._inputs import RawInputs

@@ -1,0 +1,2 @@
+from PIL import Image
+from torch.utils.data import default_collate
