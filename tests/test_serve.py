@@ -185,8 +185,8 @@ def number_or_text(cell: str) -> float | str | None:
 
 def test_outputs_are_predicts_for_the_same_inputs(served: Served) -> None:
     about = httpx.get(f"{served.server.url}/metadata").json()
-    assert about["task"] == served.task and about["provenance"] is None
-    assert about["model_card"] is None  # no MODEL_CARD.md beside the checkpoint
+    assert about["task"] == served.task and about["provenance"]["command"].startswith("python")
+    assert about["model_card"] is None  # last.pt is served: MODEL_CARD.md is best.pt's
     assert httpx.get(f"{served.server.url}/health").json() == {"status": "ok"}
     assert httpx.get(f"{served.server.url}/openapi.json").status_code == 200
     if served.task == "language-modeling":  # serve needs predict's files, but not here
@@ -259,7 +259,9 @@ def test_sigterm_drains_the_requests_in_flight_and_exits_0(served: Served) -> No
         pytest.skip("one task proves the drain (a server start costs seconds)")
     # one batch gathered for 1.5 s: every request is still waiting for it at SIGTERM
     options = ("--max-wait-ms", "1500", "--max-batch-size", "128")
-    server = start_server(served.project, served.checkpoint, *options)
+    server = start_server(served.project, served.checkpoint.with_name("best.pt"), *options)
+    card = httpx.get(f"{server.url}/metadata").json()["model_card"]  # best.pt's: served with it
+    assert card.startswith("---\nlibrary_name: pytorch") and "## Metrics" in card
     body, _ = request_of(served)
     with ThreadPoolExecutor(16) as pool:
         url = f"{server.url}/predict"
