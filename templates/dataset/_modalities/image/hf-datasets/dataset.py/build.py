@@ -7,9 +7,8 @@
             (name for name, kind in train_split.features.items() if type(kind).__name__ == "Image"), ""
         )
         if not image:
-            raise ConfigError(
-                f"no Image column; set data.image_column to one of: {', '.join(train_split.features)}"
-            )
+            columns = ", ".join(train_split.features)
+            raise ConfigError(f"no Image column; set data.image_column to one of: {columns}")
         state = {"image_column": image, "label_column": label, "classes": classes_of(train_split, label, kept)}
     train_pixels, train_targets = images(train_split, kept, cfg, state)
     val_pixels, val_targets = images(val_split, held, cfg, state)
