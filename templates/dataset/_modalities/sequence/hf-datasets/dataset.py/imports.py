@@ -1,5 +1,4 @@
 {%- from "_lib/parts.jinja" import length_lines with context %}
-
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass
