@@ -3,7 +3,7 @@
         return DataBundle(*make_splits(cfg, seed))
     train_split, kept, val_split, held, test_split = load_splits(cfg)
     target = state["target"] if state else label_of(train_split, cfg)
-{{ objective_part("dataset/hf-datasets/dataset.py", "check_target") }}
+{{- objective_part("dataset/hf-datasets/dataset.py", "check_target") }}
     for name in cfg.ignore:
         check_column(train_split, name, "data.ignore")
     train = labelled(as_table(train_split, kept), target)
@@ -11,8 +11,8 @@
     if state is None:
         schema = fit_schema(train, target, cfg)
         state = {**schema, **fit_target(train, target), "features": feature_names(schema)}
-{{ objective_part("dataset/hf-datasets/dataset.py", "class_names") }}
-{{ objective_part("dataset/csv/dataset.py", "spec") }}
+{{- objective_part("dataset/hf-datasets/dataset.py", "class_names") }}
+{{- objective_part("dataset/csv/dataset.py", "spec") }}
 
     def load_test() -> TensorDictDataset:
         test = labelled(as_table(test_split, None), target)

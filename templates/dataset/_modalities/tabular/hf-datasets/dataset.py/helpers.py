@@ -16,7 +16,8 @@ def as_table(split: Any, rows: torch.Tensor | None) -> Table:
             columns[name] = pa.chunked_array([pc.take(names, chunk) for chunk in cells.chunks], pa.string())
         elif str(getattr(kind, "dtype", "")).startswith(NUMBER_TYPES):
             columns[name] = cells
-            numbers[name] = pc.fill_null(pc.cast(cells, pa.float64()), np.nan).to_numpy()
+            values = pc.fill_null(pc.cast(cells, pa.float64()), np.nan)  # missing: NaN
+            numbers[name] = np.require(values.to_numpy(), requirements="W")  # (N,) float64
         elif str(getattr(kind, "dtype", "")) in ("string", "large_string", "bool"):
             columns[name] = pc.cast(cells, pa.string())
     table = Table(Path(f"{split.split or 'split'} split"), list(columns), columns, numbers=numbers)
@@ -61,4 +62,4 @@ def labelled(table: Table, target: str) -> Table:
 def encode_features(table: Table, schema: dict[str, Any]) -> torch.Tensor:
     """The model inputs (N, F) of a table's rows, encoded with a fitted schema."""
     return encode_splits([table], schema, release=False)[0]
-{{ objective_part("dataset/csv/dataset.py", "targets") }}
+{{- objective_part("dataset/csv/dataset.py", "targets") }}

@@ -14,4 +14,4 @@ from ..tasks import DataSpec
 from . import DataBundle, TensorDictDataset, hold_out, note
 from ._inputs import RawInputs
 from ._synthetic import SyntheticOptions, make_splits
-{{ objective_part("dataset/hf-datasets/dataset.py", "tables_import") }}
+{{- objective_part("dataset/hf-datasets/dataset.py", "tables_import") }}
