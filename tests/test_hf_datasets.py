@@ -62,7 +62,10 @@ def images(count: int, first: int, broken: tuple[int, ...] = ()) -> datasets.Dat
     features = datasets.Features(
         {"photo": datasets.Image(), "kind": datasets.ClassLabel(names=["light", "dark"])}
     )
-    cells = [{"bytes": b"not an image" if i in broken else png(i), "path": None} for i in range(first, first + count)]
+    cells = [
+        {"bytes": b"not an image" if i in broken else png(i), "path": None}
+        for i in range(first, first + count)
+    ]
     labels = [1 - i % 2 for i in range(first, first + count)]  # ClassLabel order: light first
     return datasets.Dataset.from_dict({"photo": cells, "kind": labels}, features=features)
 
@@ -109,7 +112,12 @@ def data(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
         texts(count, first).to_parquet(str(folder / "data" / f"{split}-00000-of-00001.parquet"))
     (folder / "README.md").write_text(CARD, encoding="utf-8")
     datasets.DatasetDict({"train": table(120), "test": table(30)}).save_to_disk(root / "table")
-    return {"images": root / "images", "broken": root / "broken", "reviews": folder, "table": root / "table"}
+    return {
+        "images": root / "images",
+        "broken": root / "broken",
+        "reviews": folder,
+        "table": root / "table",
+    }
 
 
 @pytest.fixture(scope="module")
@@ -119,7 +127,9 @@ def image_project(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 def train(project: Path, out: Path, *sets: str) -> subprocess.CompletedProcess[str]:
     settings = [*FAST, f"train.out_dir={out}", *sets]
-    result = run_in_project(project, "-m", project.name, "train", *[a for s in settings for a in ("--set", s)])
+    result = run_in_project(
+        project, "-m", project.name, "train", *[a for s in settings for a in ("--set", s)]
+    )
     assert result.returncode == 0, result.stdout + result.stderr
     return result
 
@@ -128,7 +138,15 @@ def evaluate_test(project: Path, checkpoint: Path) -> dict:
     """`evaluate --split test` from the checkpoint alone (no data.root given: the
     checkpoint's config names it)."""
     result = run_in_project(
-        project, "-m", project.name, "evaluate", "--checkpoint", str(checkpoint), "--split", "test", "--json"
+        project,
+        "-m",
+        project.name,
+        "evaluate",
+        "--checkpoint",
+        str(checkpoint),
+        "--split",
+        "test",
+        "--json",
     )
     assert result.returncode == 0, result.stdout + result.stderr
     return json.loads(result.stdout.splitlines()[-1])
@@ -147,7 +165,15 @@ def test_images_from_save_to_disk_train_evaluate_and_predict(
     assert report["num_samples"] == 16 and set(report["per_class"]) == {"light", "dark"}
     picture = tmp_path / "light.png"
     picture.write_bytes(png(1))
-    result = run_in_project(image_project, "-m", image_project.name, "predict", "--checkpoint", str(out / "last.pt"), str(picture))
+    result = run_in_project(
+        image_project,
+        "-m",
+        image_project.name,
+        "predict",
+        "--checkpoint",
+        str(out / "last.pt"),
+        str(picture),
+    )
     assert result.returncode == 0, result.stderr
     assert json.loads(result.stdout.splitlines()[-1])["label"] in {"light", "dark"}
 
@@ -184,12 +210,24 @@ def test_bad_input_is_one_line(image_project: Path, data: dict[str, Path], tmp_p
     assert "'colour' is not a column" in said[2] and "its columns: photo, kind" in said[2]
     assert "not classes" in said[3]
     assert "not an Image column" in said[4]
-    assert "2 images of the train split do not decode" in said[5] and "row 3" in said[5] and "row 7" in said[5]
+    assert (
+        "2 images of the train split do not decode" in said[5]
+        and "row 3" in said[5]
+        and "row 7" in said[5]
+    )
     assert "data.skip_bad_files=true" in said[5]
 
 
-def test_bad_images_are_skipped_when_asked(image_project: Path, data: dict[str, Path], tmp_path: Path) -> None:
-    result = train(image_project, tmp_path / "skip", f"data.root={data['broken']}", "data.skip_bad_files=true", "train.max_steps=1")
+def test_bad_images_are_skipped_when_asked(
+    image_project: Path, data: dict[str, Path], tmp_path: Path
+) -> None:
+    result = train(
+        image_project,
+        tmp_path / "skip",
+        f"data.root={data['broken']}",
+        "data.skip_bad_files=true",
+        "train.max_steps=1",
+    )
     assert "2 images of the train split left out" in result.stderr
 
 
@@ -198,7 +236,9 @@ def test_a_missing_cached_name_says_how_to_get_it(image_project: Path, tmp_path:
     downloaded and the message says how to get it."""
     os.environ.update(HF_HUB_OFFLINE="1", HF_HOME=str(tmp_path / "hf"))
     try:
-        said = train_errors(image_project, image_project.name, tmp_path / "bad", "data.root=someone/films")
+        said = train_errors(
+            image_project, image_project.name, tmp_path / "bad", "data.root=someone/films"
+        )
     finally:
         del os.environ["HF_HUB_OFFLINE"], os.environ["HF_HOME"]
     assert "neither a folder nor a dataset in the local Hugging Face cache" in said[0]
@@ -207,10 +247,19 @@ def test_a_missing_cached_name_says_how_to_get_it(image_project: Path, tmp_path:
 
 def test_datasets_is_imported_only_by_its_kind(image_project: Path, tmp_path: Path) -> None:
     source = image_project / "src" / image_project.name
-    users = [p.name for p in source.rglob("*.py") if "import datasets" in p.read_text() or "from datasets" in p.read_text()]
+    users = [
+        p.name
+        for p in source.rglob("*.py")
+        if "import datasets" in p.read_text() or "from datasets" in p.read_text()
+    ]
     assert users == ["hf_datasets.py"]
     default = generate(tmp_path, "plain")
-    assert not any("datasets" in line for p in (default / "src").rglob("*.py") for line in p.read_text().splitlines() if "import" in line and "datasets" in line.split())
+    assert not any(
+        "datasets" in line
+        for p in (default / "src").rglob("*.py")
+        for line in p.read_text().splitlines()
+        if "import" in line and "datasets" in line.split()
+    )
 
 
 @pytest.mark.slow
@@ -223,7 +272,9 @@ def test_text_from_a_parquet_folder_with_a_card(data: dict[str, Path], tmp_path:
     assert report["num_samples"] == 16 and set(report["per_class"]) == {"neg", "pos"}
     reviews = tmp_path / "reviews.txt"
     reviews.write_text("a lovely film\nan awful film\n", encoding="utf-8")
-    result = run_in_project(project, "-m", project.name, "predict", "--checkpoint", str(out / "last.pt"), str(reviews))
+    result = run_in_project(
+        project, "-m", project.name, "predict", "--checkpoint", str(out / "last.pt"), str(reviews)
+    )
     assert result.returncode == 0, result.stderr
     assert len(result.stdout.strip().splitlines()) == 2
 
@@ -235,11 +286,18 @@ def test_table_regression_from_save_to_disk(data: dict[str, Path], tmp_path: Pat
     train(project, out, f"data.root={data['table']}", "data.label_column=price")
     report = evaluate_test(project, out / "last.pt")
     assert report["num_samples"] == 30 and "mae" in report
-    said = train_errors(project, project.name, tmp_path / "bad", f"data.root={data['table']} data.label_column=colour")
+    said = train_errors(
+        project,
+        project.name,
+        tmp_path / "bad",
+        f"data.root={data['table']} data.label_column=colour",
+    )
     assert "'colour' holds" in said[0] and "not numbers" in said[0]
     rows = tmp_path / "rows.csv"
     rows.write_text("x,colour,size\n0.5,red,M\n", encoding="utf-8")
-    result = run_in_project(project, "-m", project.name, "predict", "--checkpoint", str(out / "last.pt"), str(rows))
+    result = run_in_project(
+        project, "-m", project.name, "predict", "--checkpoint", str(out / "last.pt"), str(rows)
+    )
     assert result.returncode == 0, result.stderr
     assert "value" in json.loads(result.stdout.splitlines()[-1])
 
@@ -291,20 +349,45 @@ def test_sigkill_mid_epoch_then_resume_gives_the_same_weights(
 
     def command(out: Path, *more: str) -> list[str]:
         settings = [*sets, f"train.out_dir={out}", *more]
-        return [sys.executable, "-m", image_project.name, "train", *[a for s in settings for a in ("--set", s)]]
+        return [
+            sys.executable,
+            "-m",
+            image_project.name,
+            "train",
+            *[a for s in settings for a in ("--set", s)],
+        ]
 
     env = dict(os.environ, PYTHONPATH=str(image_project / "src"), OMP_NUM_THREADS="1")
-    reference = subprocess.run(command(tmp_path / "reference"), cwd=image_project, env=env, capture_output=True, text=True)
+    reference = subprocess.run(
+        command(tmp_path / "reference"), cwd=image_project, env=env, capture_output=True, text=True
+    )
     assert reference.returncode == 0, reference.stderr
     out = tmp_path / "run"
-    proc = subprocess.Popen(command(out), cwd=image_project, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+    proc = subprocess.Popen(
+        command(out),
+        cwd=image_project,
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,
+    )
     kill_tree_once(proc, out / "step-00000004.pt")
     assert torch.load(out / "last.pt", weights_only=True)["epoch"] == 0  # mid-epoch (6 steps)
-    resumed = subprocess.run(command(out, "train.resume=auto"), cwd=image_project, env=env, capture_output=True, text=True)
+    resumed = subprocess.run(
+        command(out, "train.resume=auto"),
+        cwd=image_project,
+        env=env,
+        capture_output=True,
+        text=True,
+    )
     assert resumed.returncode == 0, resumed.stderr
     assert f"resuming from {out / 'last.pt'}" in resumed.stdout
     got = torch.load(out / "last.pt", weights_only=True)
     want = torch.load(tmp_path / "reference" / "last.pt", weights_only=True)
     assert got["step"] == want["step"] == 12
-    different = [k for k in want["model_state_dict"] if not torch.equal(got["model_state_dict"][k], want["model_state_dict"][k])]
+    different = [
+        k
+        for k in want["model_state_dict"]
+        if not torch.equal(got["model_state_dict"][k], want["model_state_dict"][k])
+    ]
     assert not different

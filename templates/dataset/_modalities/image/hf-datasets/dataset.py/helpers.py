@@ -22,6 +22,7 @@ def decode_column(split: Any, name: str, rows: torch.Tensor | None, cfg: Options
     """The rows' images as uint8 pixels (N, 3, S, S) and the rows that decoded (N,) bool;
     images that do not decode are one error listing them, or (data.skip_bad_files) left out."""
     from datasets import Image as ImageFeature
+    from PIL import UnidentifiedImageError
 
     if type(check_column(split, name, "data.image_column")).__name__ != "Image":
         raise ConfigError(f"data.image_column {name!r} is not an Image column: {split.features[name]}")
@@ -38,7 +39,8 @@ def decode_column(split: Any, name: str, rows: torch.Tensor | None, cfg: Options
         except (OSError, ValueError, SyntaxError) as exc:
             good[i] = False
             row = i if rows is None else int(rows[i])
-            bad.append(f"row {row} ({str(exc).splitlines()[0] if str(exc) else type(exc).__name__})")
+            reason = "not an image" if isinstance(exc, UnidentifiedImageError) else str(exc)
+            bad.append(f"row {row} ({reason.splitlines()[0] if reason else type(exc).__name__})")
     if bad and not cfg.skip_bad_files:
         listed = "; ".join(bad[:MAX_LISTED]) + (" ..." if len(bad) > MAX_LISTED else "")
         raise ConfigError(
