@@ -17,7 +17,6 @@ from pathlib import Path
 
 import pytest
 import torch
-
 from helpers import generate, kill_tree_once, run_in_project, train_errors
 
 datasets = pytest.importorskip("datasets")
