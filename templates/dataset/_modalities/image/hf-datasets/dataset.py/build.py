@@ -10,6 +10,8 @@
             columns = ", ".join(train_split.features)
             raise ConfigError(f"no Image column; set data.image_column to one of: {columns}")
         state = {"image_column": image, "label_column": label, "classes": classes_of(train_split, label, kept)}
+    if cfg.streaming:
+        return streams(cfg, seed, state, [train_split, val_split, test_split])
     train_pixels, train_targets = images(train_split, kept, cfg, state)
     val_pixels, val_targets = images(val_split, held, cfg, state)
     if "mean" not in state:

@@ -1,6 +1,7 @@
 
 IMAGE_EXTENSIONS = {".png", ".jpg", ".jpeg", ".bmp", ".gif", ".webp", ".tif", ".tiff"}
 MAX_LISTED = 20  # bad images named in the error; the count covers them all
+MAX_STATS_IMAGES = 2000  # a stream's mean/std are estimated on at most this many images
 
 
 def decode(source: Any, size: int, max_pixels: int) -> torch.Tensor:
@@ -112,3 +113,52 @@ def images(split: Any, rows: torch.Tensor | None, cfg: Options, state: dict[str,
     pixels, good = decode_column(split, state["image_column"], rows, cfg)
     targets = class_targets(split, state["label_column"], rows, state["classes"])  # (N,)
     return pixels[good], targets[good]
+
+
+def streamed_image(
+    record: dict[str, Any],
+    column: str,
+    label: str,
+    labels: dict[str, int],
+    size: int,
+    max_pixels: int,
+    mean: torch.Tensor,
+    std: torch.Tensor,
+) -> dict[str, torch.Tensor]:
+    """One row of an Arrow file as a sample, prepared as the images held in memory are."""
+    cell = record[column] or {}
+    try:
+        pixels = decode(cell.get("bytes") or cell.get("path") or b"", size, max_pixels)
+    except (OSError, ValueError, SyntaxError) as exc:
+        raise ConfigError(f"an image of column {column!r} does not decode: {exc}") from None
+    image = pixels.float() / 255.0  # (3, S, S)
+    inputs = (image - mean.view(3, 1, 1)) / std.view(3, 1, 1)
+    return {"inputs": inputs, "targets": torch.tensor(labels[str(record[label])])}
+
+
+def streams(cfg: Options, seed: int, state: dict[str, Any], splits: list[Any]) -> DataBundle:
+    """data.streaming: the train, validation and test splits (None: none) read from their
+    Arrow files, each image decoded as it is read (not augmented)."""
+    train = splits[0]
+    if "mean" not in state:  # from evenly spaced training images
+        rows = torch.arange(0, len(train), max(len(train) // MAX_STATS_IMAGES, 1))
+        pixels, good = decode_column(train, state["image_column"], rows, cfg)
+        state["mean"], state["std"] = channel_stats(pixels[good])
+    decode_row = functools.partial(
+        streamed_image,
+        column=state["image_column"],
+        label=state["label_column"],
+        labels=label_lookup(train, state["label_column"], state["classes"]),
+        size=cfg.image_size,
+        max_pixels=cfg.max_image_pixels,
+        mean=state["mean"],
+        std=state["std"],
+    )
+
+    def stream(split: Any) -> ShardStream:
+        return ShardStream(arrow_shards(split), arrow_rows, decode_row, seed, cfg.shuffle_buffer)
+
+    spec = DataSpec(num_outputs=len(state["classes"]), in_channels=3, image_size=cfg.image_size)
+    test = splits[2]
+    load_test = (lambda: stream(test)) if test is not None else None
+    return DataBundle(stream(train), stream(splits[1]), spec, state=state, load_test=load_test)

@@ -11,6 +11,9 @@
         classes = classes_of(train_split, label, kept)
         vocab = build_vocab(counts, cfg.vocab_size)
         state = {"text_column": text, "label_column": label, "classes": classes, "vocab": vocab}
+    spec = DataSpec(num_outputs=len(state["classes"]), vocab_size=len(state["vocab"]))
+    if cfg.streaming:
+        return streams(cfg, seed, state, spec, [train_split, val_split, test_split])
     index = {token: i for i, token in enumerate(state["vocab"])}
 
     def encoded(split: Any, rows: torch.Tensor | None) -> TensorDictDataset:
@@ -20,7 +23,6 @@
         targets = class_targets(split, state["label_column"], rows, state["classes"])  # (N,)
         return TensorDictDataset(inputs, targets)
 
-    spec = DataSpec(num_outputs=len(state["classes"]), vocab_size=len(state["vocab"]))
     train, val = encoded(train_split, kept), encoded(val_split, held)
 
     def load_test() -> TensorDictDataset:

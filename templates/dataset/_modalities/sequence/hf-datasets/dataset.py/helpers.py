@@ -31,3 +31,38 @@ def batching(
     load_test: Callable[[], Dataset] | None = None,
 ) -> DataBundle:
 {{ length_lines("dataset/text/dataset.py", "batching") }}
+
+
+def streamed_text(
+    record: dict[str, Any],
+    column: str,
+    label: str,
+    labels: dict[str, int],
+    index: dict[str, int],
+    max_length: int,
+) -> dict[str, torch.Tensor]:
+    """One row of an Arrow file as a sample, encoded as the texts held in memory are."""
+    inputs = encode(record[column] or "", index, max_length)  # (T,)
+    return {"inputs": inputs, "targets": torch.tensor(labels[str(record[label])])}
+
+
+def streams(cfg: Options, seed: int, state: dict[str, Any], spec: DataSpec, splits: list[Any]) -> DataBundle:
+    """data.streaming: the train, validation and test splits (None: none) read from their
+    Arrow files, each text encoded as it is read."""
+    decode_row = functools.partial(
+        streamed_text,
+        column=state["text_column"],
+        label=state["label_column"],
+        labels=label_lookup(splits[0], state["label_column"], state["classes"]),
+        index={token: i for i, token in enumerate(state["vocab"])},
+        max_length=cfg.max_length,
+    )
+
+    def stream(split: Any) -> ShardStream:
+        return ShardStream(arrow_shards(split), arrow_rows, decode_row, seed, cfg.shuffle_buffer)
+
+{{ length_lines("dataset/text-shards/dataset.py", "collate") }}
+    test = splits[2]
+    load_test = (lambda: stream(test)) if test is not None else None
+    train, val = stream(splits[0]), stream(splits[1])
+    return DataBundle(train, val, spec, collate, state=state, load_test=load_test)

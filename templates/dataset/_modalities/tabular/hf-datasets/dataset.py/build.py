@@ -13,6 +13,8 @@
         state = {**schema, **fit_target(train, target), "features": feature_names(schema)}
 {{- objective_part("dataset/hf-datasets/dataset.py", "class_names") }}
 {{- objective_part("dataset/csv/dataset.py", "spec") }}
+    if cfg.streaming:
+        return streams(cfg, seed, state, spec, [train_split, val_split, test_split])
 
     def load_test() -> TensorDictDataset:
         test = labelled(as_table(test_split, None), target)

@@ -4,6 +4,11 @@ MIN_CATEGORY_COUNT = 2  # a category seen once cannot be learned: it counts as u
 NUMBER_TYPES = ("int", "uint", "float", "double")
 
 
+def class_names(split: Any) -> dict[str, list[str]]:
+    """The names of each ClassLabel column's classes."""
+    return {name: kind.names for name, kind in split.features.items() if type(kind).__name__ == "ClassLabel"}
+
+
 def as_table(split: Any, rows: torch.Tensor | None) -> Table:
     """The split's rows as the csv kind's Table (memory-mapped columns, no copy): numbers
     as numbers, text as text, ClassLabel columns as their names; other columns left out."""
@@ -11,8 +16,8 @@ def as_table(split: Any, rows: torch.Tensor | None) -> Table:
     columns, numbers = {}, {}
     for name, kind in split.features.items():
         cells = arrow.column(name)
-        if type(kind).__name__ == "ClassLabel":
-            names = pa.array(kind.names, pa.string())
+        if name in class_names(split):
+            names = pa.array(class_names(split)[name], pa.string())
             columns[name] = pa.chunked_array([pc.take(names, chunk) for chunk in cells.chunks], pa.string())
         elif str(getattr(kind, "dtype", "")).startswith(NUMBER_TYPES):
             columns[name] = cells
@@ -63,3 +68,42 @@ def encode_features(table: Table, schema: dict[str, Any]) -> torch.Tensor:
     """The model inputs (N, F) of a table's rows, encoded with a fitted schema."""
     return encode_splits([table], schema, release=False)[0]
 {{- objective_part("dataset/csv/dataset.py", "targets") }}
+
+
+def streamed_row(
+    record: dict[str, Any], names: dict[str, list[str]], numbers: list[str], state: dict[str, Any]
+) -> dict[str, torch.Tensor]:
+    """One row of an Arrow file as a sample, encoded as the rows held in memory are."""
+    cells = {
+        name: names[name][value] if name in names and value is not None else value
+        for name, value in record.items()
+        if name in numbers or isinstance(value, str | bool) or name in names
+    }
+    columns = {
+        name: pa.chunked_array([pa.array([value], None if name in numbers else pa.string())])
+        for name, value in cells.items()
+    }
+    values = {name: np.array([np.nan if cells[name] is None else cells[name]], np.float64) for name in numbers}
+    table = Table(Path("stream"), list(columns), columns, numbers=values)
+    inputs = encode_features(table, state)[0]  # (F,)
+    return {"inputs": inputs, "targets": encode_targets(table, state["target"], state)[0]}
+
+
+def streams(cfg: Options, seed: int, state: dict[str, Any], spec: DataSpec, splits: list[Any]) -> DataBundle:
+    """data.streaming: the train, validation and test splits (None: none) read from their
+    Arrow files, each row encoded as it is read."""
+    numbers = [
+        name
+        for name, kind in splits[0].features.items()
+        if str(getattr(kind, "dtype", "")).startswith(NUMBER_TYPES)
+    ]
+    decode_row = functools.partial(
+        streamed_row, names=class_names(splits[0]), numbers=numbers, state=state
+    )
+
+    def stream(split: Any) -> ShardStream:
+        return ShardStream(arrow_shards(split), arrow_rows, decode_row, seed, cfg.shuffle_buffer)
+
+    test = splits[2]
+    load_test = (lambda: stream(test)) if test is not None else None
+    return DataBundle(stream(splits[0]), stream(splits[1]), spec, state=state, load_test=load_test)

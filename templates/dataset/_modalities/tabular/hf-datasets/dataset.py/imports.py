@@ -1,5 +1,6 @@
 {%- from "_lib/parts.jinja" import objective_part with context %}
-from collections.abc import Iterable
+import functools
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -13,5 +14,6 @@ from ..config import ConfigError, option
 from ..tasks import DataSpec
 from . import DataBundle, TensorDictDataset, hold_out, note
 from ._inputs import RawInputs
+from ._streams import Shard, ShardStream, shard_index
 from ._synthetic import SyntheticOptions, make_splits
 {{- objective_part("dataset/hf-datasets/dataset.py", "tables_import") }}
