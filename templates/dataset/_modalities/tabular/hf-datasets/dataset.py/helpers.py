@@ -74,16 +74,16 @@ def streamed_row(
     record: dict[str, Any], names: dict[str, list[str]], numbers: list[str], state: dict[str, Any]
 ) -> dict[str, torch.Tensor]:
     """One row of an Arrow file as a sample, encoded as the rows held in memory are."""
-    cells = {
-        name: names[name][value] if name in names and value is not None else value
-        for name, value in record.items()
-        if name in numbers or isinstance(value, str | bool) or name in names
-    }
-    columns = {
-        name: pa.chunked_array([pa.array([value], None if name in numbers else pa.string())])
-        for name, value in cells.items()
-    }
-    values = {name: np.array([np.nan if cells[name] is None else cells[name]], np.float64) for name in numbers}
+    columns, values = {}, {}
+    for name in [*(column["name"] for column in state["columns"]), state["target"]]:
+        value = record[name]
+        if name in numbers:
+            values[name] = np.array([np.nan if value is None else value], np.float64)  # (1,)
+            columns[name] = pa.chunked_array([pa.array([value], pa.float64())])
+        else:
+            text = names[name][value] if name in names and value is not None else value
+            text = str(text).lower() if isinstance(text, bool) else text  # as Arrow casts it
+            columns[name] = pa.chunked_array([pa.array([text], pa.string())])
     table = Table(Path("stream"), list(columns), columns, numbers=values)
     inputs = encode_features(table, state)[0]  # (F,)
     return {"inputs": inputs, "targets": encode_targets(table, state["target"], state)[0]}
