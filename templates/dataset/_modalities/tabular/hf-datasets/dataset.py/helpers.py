@@ -92,14 +92,13 @@ def streamed_row(
 def streams(cfg: Options, seed: int, state: dict[str, Any], spec: DataSpec, splits: list[Any]) -> DataBundle:
     """data.streaming: the train, validation and test splits (None: none) read from their
     Arrow files, each row encoded as it is read."""
+    names = class_names(splits[0])
     numbers = [
         name
         for name, kind in splits[0].features.items()
-        if str(getattr(kind, "dtype", "")).startswith(NUMBER_TYPES)
+        if name not in names and str(getattr(kind, "dtype", "")).startswith(NUMBER_TYPES)
     ]
-    decode_row = functools.partial(
-        streamed_row, names=class_names(splits[0]), numbers=numbers, state=state
-    )
+    decode_row = functools.partial(streamed_row, names=names, numbers=numbers, state=state)
 
     def stream(split: Any) -> ShardStream:
         return ShardStream(arrow_shards(split), arrow_rows, decode_row, seed, cfg.shuffle_buffer)
