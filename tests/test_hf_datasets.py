@@ -105,6 +105,8 @@ def data(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
         root / "images"
     )
     datasets.DatasetDict({"train": images(24, 0, broken=(3, 7))}).save_to_disk(root / "broken")
+    streamed = {"train": images(48, 0), "validation": images(16, 200), "test": images(8, 100)}
+    datasets.DatasetDict(streamed).save_to_disk(root / "streamed")
     folder = root / "reviews"
     (folder / "data").mkdir(parents=True)
     for split, (count, first) in {"train": (64, 0), "validation": (24, 1), "test": (16, 3)}.items():
@@ -115,6 +117,7 @@ def data(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
         "images": root / "images",
         "broken": root / "broken",
         "reviews": folder,
+        "streamed": root / "streamed",
         "table": root / "table",
     }
 
@@ -301,10 +304,14 @@ def test_table_regression_from_save_to_disk(data: dict[str, Path], tmp_path: Pat
     assert "value" in json.loads(result.stdout.splitlines()[-1])
 
 
-# The hf-datasets kind fetched slowly enough that a SIGKILL lands mid-epoch.
+# The hf-datasets kind fetched slowly enough that a SIGKILL lands mid-epoch, read by
+# index or streamed (data.streaming: each record decoded slowly).
 SLOW = """
+import dataclasses
+import functools
 import time
 
+from ._streams import ShardStream
 from .hf_datasets import Options, build as build_hf
 
 
@@ -323,23 +330,40 @@ class Slow:
         self.dataset.set_epoch(epoch)
 
 
+def slow(record, inner):
+    time.sleep(0.02)
+    return inner(record)
+
+
 def build(cfg, seed, state=None):
     bundle = build_hf(cfg, seed, state)
-    bundle.train = Slow(bundle.train)
+    if isinstance(bundle.train, ShardStream):
+        decode = functools.partial(slow, inner=bundle.train.decode)
+        bundle.train = dataclasses.replace(bundle.train, decode=decode)
+    else:
+        bundle.train = Slow(bundle.train)
     return bundle
 """
 
 
 @pytest.mark.slow
+@pytest.mark.parametrize(
+    "reading",
+    [["data.augment=light"], ["data.streaming=true", "data.shuffle_buffer=8"]],
+    ids=["in-memory", "streamed"],
+)
 def test_sigkill_mid_epoch_then_resume_gives_the_same_weights(
-    image_project: Path, data: dict[str, Path], tmp_path: Path
+    image_project: Path, data: dict[str, Path], tmp_path: Path, reading: list[str]
 ) -> None:
+    """In memory (augmentation drawn per (seed, epoch, index)) and streamed from the Arrow
+    files (shards and buffer shuffled per (seed, epoch)): the batches after the resume are
+    those of an uninterrupted run."""
     (image_project / "src" / image_project.name / "data" / "slowhf.py").write_text(SLOW)
     sets = [
         "data.name=slowhf",
-        f"data.root={data['images']}",
+        f"data.root={data['streamed']}",
         "data.image_size=16",
-        "data.augment=light",  # drawn per (seed, epoch, index): the same after the resume
+        *reading,
         "train.device=cpu",
         "train.batch_size=8",
         "train.epochs=2",
