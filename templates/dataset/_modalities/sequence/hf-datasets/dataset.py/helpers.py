@@ -1,4 +1,4 @@
-{%- from "_lib/parts.jinja" import length_lines with context %}
+{%- from "_lib/parts.jinja" import length_lines, objective_part with context %}
 
 
 def text_of(split: Any, label: str, cfg: Options) -> str:
@@ -22,6 +22,9 @@ def text_of(split: Any, label: str, cfg: Options) -> str:
     return texts[0]
 
 
+{{- objective_part("dataset/hf-datasets/dataset.py", "sequence_helpers") }}
+
+
 def batching(
     train: Dataset,
     val: Dataset,
@@ -43,7 +46,10 @@ def streamed_text(
 ) -> dict[str, torch.Tensor]:
     """One row of an Arrow file as a sample, encoded as the texts held in memory are."""
     inputs = encode(record[column] or "", index, max_length)  # (T,)
+{%- set target %}
     return {"inputs": inputs, "targets": torch.tensor(labels[str(record[label])])}
+{%- endset %}
+{{- objective_part("dataset/hf-datasets/dataset.py", "stream_target") or target }}
 
 
 def streams(cfg: Options, seed: int, state: dict[str, Any], spec: DataSpec, splits: list[Any]) -> DataBundle:
