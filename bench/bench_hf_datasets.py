@@ -155,7 +155,7 @@ def build_data(root: Path, rows: int) -> dict[str, tuple[Path, Path]]:
 def run(project: Path, *args: str) -> str:
     env = dict(os.environ, PYTHONPATH=str(project / "src"), OMP_NUM_THREADS="1")
     result = subprocess.run(
-        [sys.executable, "-m", *args],
+        [sys.executable, *args],
         cwd=project,
         env=env,
         capture_output=True,
@@ -172,13 +172,13 @@ def epoch_seconds(project: Path, settings: list[str], out: Path) -> float:
     metrics.csv's training rows after the first epoch (no start-up, no data preparation,
     no evaluation) and the samples an epoch trains on."""
     overrides = [item for s in [*settings, f"train.out_dir={out}"] for item in ("--set", s)]
-    run(project, project.name, "train", *overrides)
+    run(project, "-m", project.name, "train", *overrides)
     with (out / "metrics.csv").open(newline="") as f:
         rows = [
             row for row in csv.DictReader(f) if row["split"] == "train" and int(row["epoch"]) > 1
         ]
     speeds = sorted(float(row["samples_per_sec"]) for row in rows)
-    steps = int(run(project, "-c", STEPS.format(package=project.name), *overrides).split()[-1])
+    steps = int(run(project, "-c", STEPS.format(package=project.name), *settings).split()[-1])
     return steps * BATCH / speeds[len(speeds) // 2]
 
 
@@ -241,6 +241,7 @@ def main() -> None:
                 out = root / f"{modality}-{kind}-0" / "last.pt"
                 report = run(
                     projects[kind],
+                    "-m",
                     projects[kind].name,
                     "evaluate",
                     "--checkpoint",
