@@ -12,7 +12,7 @@ the dataset's row order; ClassLabel names sorted, as the file kinds sort class n
   table  3 classes from two numeric and one text column (csv kind: train.csv, val.csv).
 Each pair trains a project of the task at the same seed and settings (train.batch_size 32,
 data.num_workers 0, OMP_NUM_THREADS=1, `--epochs`); the validation metric is `evaluate`'s
-accuracy on last.pt. Time per epoch is the epoch's batches over the run's own median
+accuracy and loss on last.pt. Time per epoch is the epoch's batches over the run's own median
 throughput (metrics.csv's samples/s of the training rows after the first epoch), so
 start-up, data preparation and evaluation are left out; the pairs alternate, each run
 `--repeats` times, and the minimum is kept (these machines are shared and noisy).
@@ -248,13 +248,15 @@ def main() -> None:
                     str(out),
                     "--json",
                 )
-                metrics[kind] = json.loads(report.strip().splitlines()[-1])["accuracy"]
+                metrics[kind] = json.loads(report.strip().splitlines()[-1])
             hf, files = min(seconds["hf-datasets"]), min(seconds[FILE_KINDS[modality]])
             row = {
                 "modality": modality,
                 "file_kind": FILE_KINDS[modality],
-                "val_accuracy_hf": metrics["hf-datasets"],
-                "val_accuracy_files": metrics[FILE_KINDS[modality]],
+                "val_accuracy_hf": metrics["hf-datasets"]["accuracy"],
+                "val_accuracy_files": metrics[FILE_KINDS[modality]]["accuracy"],
+                "val_loss_hf": round(metrics["hf-datasets"]["loss"], 6),
+                "val_loss_files": round(metrics[FILE_KINDS[modality]]["loss"], 6),
                 "epoch_seconds_hf": round(hf, 3),
                 "epoch_seconds_files": round(files, 3),
                 "time_ratio": round(hf / files, 3),
