@@ -15,7 +15,8 @@
     train_pixels, train_targets = images(train_split, kept, cfg, state)
     val_pixels, val_targets = images(val_split, held, cfg, state)
     if "mean" not in state:
-        state["mean"], state["std"] = channel_stats(train_pixels)
+        every = max(len(train_pixels) // MAX_STATS_IMAGES, 1)  # as image-folder samples them
+        state["mean"], state["std"] = channel_stats(train_pixels[::every])
     mean, std = state["mean"], state["std"]
     spec = DataSpec(num_outputs=len(state["classes"]), in_channels=3, image_size=cfg.image_size)
 

@@ -1,7 +1,7 @@
 
 IMAGE_EXTENSIONS = {".png", ".jpg", ".jpeg", ".bmp", ".gif", ".webp", ".tif", ".tiff"}
 MAX_LISTED = 20  # bad images named in the error; the count covers them all
-MAX_STATS_IMAGES = 2000  # a stream's mean/std are estimated on at most this many images
+MAX_STATS_IMAGES = 2000  # mean/std are estimated on at most this many training images
 
 
 def decode(source: Any, size: int, max_pixels: int) -> torch.Tensor:
