@@ -206,7 +206,7 @@ def main() -> None:
     from ptgen.project import ProjectOptions, new_project
 
     results = []
-    with tempfile.TemporaryDirectory(dir=HERE.parent) as tmp:
+    with tempfile.TemporaryDirectory(prefix="bench_hf_datasets-") as tmp:
         root = Path(tmp)
         data = build_data(root / "data", args.rows)
         for modality, (hf_root, files_root) in data.items():
