@@ -1,4 +1,5 @@
 {%- from "_lib/parts.jinja" import length_lines with context %}
+import dataclasses
 import functools
 from collections import Counter
 from collections.abc import Callable, Iterator
@@ -13,7 +14,7 @@ from ..config import ConfigError, option
 from ..tasks import DataSpec
 from . import DataBundle, TensorDictDataset, hold_out
 from ._inputs import RawInputs
-{{ length_lines("dataset/text-shards/dataset.py", "imports") }}
+{{ length_lines("dataset/hf-text/dataset.py", "imports") }}
 from ._streams import Shard, ShardStream, shard_index
 from ._synthetic import SyntheticOptions, make_splits
 from ._text_files import build_vocab, encode, tokenize, word_inputs
