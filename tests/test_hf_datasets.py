@@ -284,14 +284,42 @@ def test_datasets_is_imported_only_by_its_kind(image_project: Path) -> None:
     assert users == ["hf_datasets.py"]
 
 
+def save_tokenizer(folder: Path, texts: list[str]) -> Path:
+    """A WordPiece tokenizer trained on `texts`, its padding token not 0 (index 1)."""
+    from tokenizers import Tokenizer, models, normalizers, pre_tokenizers, trainers
+    from transformers import PreTrainedTokenizerFast
+
+    specials = ["[UNK]", "[PAD]", "[CLS]", "[SEP]"]
+    wordpiece = Tokenizer(models.WordPiece(unk_token="[UNK]"))
+    wordpiece.normalizer = normalizers.BertNormalizer(lowercase=True)
+    wordpiece.pre_tokenizer = pre_tokenizers.BertPreTokenizer()
+    wordpiece.train_from_iterator(
+        texts, trainers.WordPieceTrainer(vocab_size=80, special_tokens=specials)
+    )
+    tokenizer = PreTrainedTokenizerFast(
+        tokenizer_object=wordpiece, unk_token="[UNK]", pad_token="[PAD]"
+    )
+    tokenizer.save_pretrained(folder)
+    return folder
+
+
 @pytest.mark.slow
 def test_text_from_a_parquet_folder_with_a_card(data: dict[str, Path], tmp_path: Path) -> None:
+    """Word tokens read by index; then a Hugging Face tokenizer (data.tokenizer, padding
+    index 1) with the splits streamed; predict tokenises as training did."""
     project = generate(tmp_path, "hftext", task="sequence-classification", dataset="hf-datasets")
     out = tmp_path / "run"
     result = train(project, out, f"data.root={data['reviews']}")
     assert "num_samples 24" in result.stdout  # the card's validation split, not held out
     report = evaluate_test(project, out / "last.pt")
     assert report["num_samples"] == 16 and set(report["per_class"]) == {"neg", "pos"}
+    tokenizer = save_tokenizer(tmp_path / "tokenizer", texts(64, 0)["text"])
+    out = tmp_path / "tokenized"
+    streamed = ["data.streaming=true", f"data.tokenizer={tokenizer}", "train.max_steps=2"]
+    result = train(project, out, f"data.root={data['reviews']}", *streamed)
+    assert "num_samples 24" in result.stdout
+    state = torch.load(out / "last.pt", weights_only=True)["data_state"]
+    assert state["tokenizer"] == str(tokenizer) and "vocab" not in state
     reviews = tmp_path / "reviews.txt"
     reviews.write_text("a lovely film\nan awful film\n", encoding="utf-8")
     result = run_in_project(
