@@ -271,7 +271,8 @@ def test_a_missing_cached_name_says_how_to_get_it(image_project: Path, tmp_path:
 
 def test_datasets_is_imported_only_by_its_kind(image_project: Path) -> None:
     """`datasets` is imported by the kind's module alone (lazily: its test runs without
-    a dataset); the core files every project shares import nothing of it."""
+    a dataset); the core files every project shares import nothing of it. An image project
+    gets the image helpers the kind needs, not the table ones."""
     source = image_project / "src" / image_project.name
     users = [
         p.name
@@ -282,6 +283,10 @@ def test_datasets_is_imported_only_by_its_kind(image_project: Path) -> None:
         )
     ]
     assert users == ["hf_datasets.py"]
+    # the features the kind needs in an image project (meta.yml modality_features), not a
+    # tabular project's
+    assert (source / "data" / "_augment.py").is_file()
+    assert not (source / "data" / "_tables.py").exists()
 
 
 def save_tokenizer(folder: Path, texts: list[str]) -> Path:
