@@ -309,9 +309,12 @@ def save_tokenizer(folder: Path, texts: list[str]) -> Path:
 
 
 @pytest.mark.slow
-def test_text_from_a_parquet_folder_with_a_card(data: dict[str, Path], tmp_path: Path) -> None:
+def test_text_from_a_parquet_folder_with_a_card(
+    data: dict[str, Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """Word tokens read by index; then a Hugging Face tokenizer (data.tokenizer, padding
     index 1) with the splits streamed; predict tokenises as training did."""
+    monkeypatch.setenv("HF_DATASETS_CACHE", str(tmp_path / "hf-cache"))  # load_dataset's Arrow
     project = generate(tmp_path, "hftext", task="sequence-classification", dataset="hf-datasets")
     out = tmp_path / "run"
     result = train(project, out, f"data.root={data['reviews']}")
