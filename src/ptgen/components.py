@@ -84,7 +84,7 @@ def plan_component(
         "variable_length": variable_length is not False,
         "name": name,
         "kind": kind,
-        "features": [*project.features, *spec.features],
+        "features": [*project.features, *spec.needs(task.modality)],
     }
     module = f"src/{project.package}/{GROUP_DIRS[group]}/{name}.py"
     test = f"tests/test_{'model' if group == 'model' else 'data'}_{name}.py"
@@ -141,7 +141,8 @@ def add_component(
 
 
 def _missing_helpers(project: ProjectInfo, group: str, kind: str) -> list[str]:
-    return [n for n in component_kinds(group)[kind].features if n not in project.features]
+    needed = component_kinds(group)[kind].needs(check_task(project.task).modality)
+    return [n for n in needed if n not in project.features]
 
 
 def missing_suggestions(project_dir: Path, group: str, kind: str | None = None) -> list[str]:

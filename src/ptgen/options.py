@@ -63,6 +63,12 @@ class ComponentKind:
     suggests: tuple[str, ...] = ()  # choosable features it makes useful (predict): on by default
     # [train] defaults a project whose first model is of this kind starts from (a model kind's)
     train: tuple[tuple[str, object], ...] = ()
+    # features its module needs in projects of one modality only (hf-datasets: augment for images)
+    modality_features: tuple[tuple[str, tuple[str, ...]], ...] = ()
+
+    def needs(self, modality: str) -> tuple[str, ...]:
+        """The features its module needs in a project of `modality`."""
+        return (*self.features, *dict(self.modality_features).get(modality, ()))
 
     @property
     def directory(self) -> Path:
@@ -83,6 +89,7 @@ def component_kinds(group: str) -> dict[str, ComponentKind]:
             tuple(data.get("features", ())),
             tuple(data.get("suggests", ())),
             tuple((data.get("train") or {}).items()),
+            tuple((k, tuple(v)) for k, v in (data.get("modality_features") or {}).items()),
         )
     return kinds
 

@@ -116,7 +116,7 @@ class _Job:
             check_kind("model", model_kind, task.name),
             check_kind("dataset", dataset_kind, task.name),
         ]
-        brought = [name for kind in kinds for name in (*kind.features, *kind.suggests)]
+        brought = [name for kind in kinds for name in (*kind.needs(task.modality), *kind.suggests)]
         features = tuple(check_features([*options.features, *brought]))
         check_objective(features, task.name)
         package = package_name(options.name)

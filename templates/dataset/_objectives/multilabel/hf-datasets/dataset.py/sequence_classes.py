@@ -1,0 +1,1 @@
+        classes = label_set_names(train_split, label, kept)

@@ -1,0 +1,1 @@
+        targets = label_sets(split, state["label_column"], rows, state["classes"])  # (N, K)

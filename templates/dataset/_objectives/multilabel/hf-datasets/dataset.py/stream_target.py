@@ -1,0 +1,1 @@
+    return {"inputs": inputs, "targets": multi_hot(record[label], labels, len(set(labels.values())))}

@@ -1,0 +1,15 @@
+from ._tables import (
+    Table,
+    as_numbers,
+    category_counts,
+    encode_splits,
+    feature_names,
+    first_row,
+    fit_numeric,
+    missing_cells,
+    moments,
+    pooled,
+    table_rows,
+    to_number,
+    to_tensor,
+)
