@@ -14,7 +14,7 @@ IF = re.compile(r"\{%-?\s*(?:if|elif)\b[^%]*%\}")
 INLINE_IF = re.compile(r"\{\{[^}]*?\sif\s[^}]*\}\}")
 # Ratchets: today's counts, never to grow (issue 47's goal: 120 in all, 10 in any file).
 MOST_IN_ALL = 48
-MOST_IN_A_FILE = 8
+MOST_IN_A_FILE = 6
 # issue 47: a feature guards at most this many template lines outside its own folder
 MOST_GUARDED_OUTSIDE = 6
 
