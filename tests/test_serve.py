@@ -20,12 +20,17 @@ import sys
 import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
+from io import BytesIO
 from pathlib import Path
 
 import httpx
+import numpy as np
 import pytest
 from helpers import run_in_project
+from PIL import Image
 from test_component_kinds import write_images, write_table, write_text
+from test_multilabel import write_images as write_label_sets
+from test_segmentation import write_masks
 
 from ptgen.project import ProjectOptions, new_project
 
@@ -37,7 +42,19 @@ CASES = {  # task: (dataset kind, model kind)
     "tabular-regression": ("csv", "mlp"),
     "sequence-classification": ("text", "rnn"),
     "language-modeling": ("synthetic", "gpt"),
+    "multilabel-classification": ("image-folder", "cnn"),
+    "segmentation": ("image-masks", "unet"),
 }
+SETTINGS = {  # task: what its training needs beyond data.root (small images: quick steps)
+    "multilabel-classification": ["data.image_size=12", "train.batch_size=8"],
+    "segmentation": [
+        "data.num_classes=3",
+        "data.image_size=16",
+        "model.width=8",
+        "train.batch_size=8",
+    ],
+}
+IMAGES = {"image-classification", "multilabel-classification", "segmentation"}
 
 
 def free_port() -> int:
@@ -105,6 +122,11 @@ class Served:
 def write_data(task: str, root: Path) -> Path:
     if task == "image-classification":
         return write_images(root)
+    if task == "multilabel-classification":  # a labels file beside the image folders
+        write_label_sets(root, {"train": 24, "val": 8})
+        return root
+    if task == "segmentation":
+        return write_masks(root, {"train": 16, "val": 4})
     root.mkdir()
     if task == "sequence-classification":
         for split, rows in (("train", 60), ("val", 20)):
@@ -126,6 +148,7 @@ def served(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFact
     root = where / "data"
     if dataset != "synthetic":
         settings += ["--set", f"data.root={write_data(task, root)}"]
+    settings += [arg for setting in SETTINGS.get(task, []) for arg in ("--set", setting)]
     result = run_in_project(project, "-m", PKG, "train", *settings)
     assert result.returncode == 0, result.stderr
     checkpoint = project / "runs" / "default" / "last.pt"
@@ -135,7 +158,10 @@ def served(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFact
 
 
 def predicted(served: Served, *inputs: str) -> list[dict]:
-    """`predict`'s records for files, without where each came from."""
+    """`predict`'s records for files, without where each came from (a segmentation's
+    masks: written to a folder of their own)."""
+    if served.task == "segmentation":
+        inputs = (*inputs, "--mask-dir", str(served.root / "masks"), "--force")
     result = run_in_project(
         served.project, "-m", PKG, "predict", "--checkpoint", str(served.checkpoint), *inputs
     )
@@ -146,8 +172,9 @@ def predicted(served: Served, *inputs: str) -> list[dict]:
 
 def request_of(served: Served) -> tuple[dict, list[dict]]:
     """A JSON request of a few inputs, and `predict`'s records for the same inputs."""
-    if served.task == "image-classification":
-        files = sorted((served.root / "val").rglob("*.png"))[:5]
+    if served.task in IMAGES:
+        files = sorted((served.root / "val").rglob("*.[jp][pn]g"))
+        files = [f for f in files if "masks" not in f.parts][:5]  # a segmentation's images
         inputs = [base64.b64encode(f.read_bytes()).decode() for f in files]
         return {"inputs": inputs}, predicted(served, *map(str, files))
     if served.task == "sequence-classification":
@@ -173,6 +200,20 @@ def same(value: object) -> object:
     if isinstance(value, float):
         return pytest.approx(value, rel=1e-5, abs=1e-6)
     return value
+
+
+def mask_pixels(records: list[dict], key: str) -> list[dict]:
+    """Segmentation records with the mask under `key` (a file's path, or a PNG as base64)
+    read as its mode, palette and pixels."""
+    decoded = []
+    for record in records:
+        source = record[key]
+        if key == "mask_png":
+            source = BytesIO(base64.b64decode(source, validate=True))
+        with Image.open(source) as mask:
+            pixels = (mask.mode, mask.getpalette(), np.asarray(mask).tolist())
+        decoded.append({**{k: v for k, v in record.items() if k != key}, "mask": pixels})
+    return decoded
 
 
 def number_or_text(cell: str) -> float | str | None:
@@ -205,7 +246,11 @@ def test_outputs_are_predicts_for_the_same_inputs(served: Served) -> None:
     body, expected = request_of(served)
     response = served.post("/predict", json=body)
     assert response.status_code == 200, response.text
-    assert response.json()["outputs"] == same(expected)
+    outputs = response.json()["outputs"]
+    if served.task == "segmentation":  # served: the PNG itself; predict: the file it wrote
+        outputs, expected = mask_pixels(outputs, "mask_png"), mask_pixels(expected, "mask")
+    assert len(outputs) == len(body["inputs"])
+    assert outputs == same(expected)
     if served.task == "image-classification":  # the same images as multipart files
         files = [("file", base64.b64decode(image)) for image in body["inputs"]]
         assert served.post("/predict", files=files).json()["outputs"] == same(expected)
@@ -226,6 +271,8 @@ BAD = {  # task: [(request, status, field)]
         ({"inputs": ["a row"]}, 422, "inputs[0]"),
     ],
     "sequence-classification": [({"inputs": [{"text": 1}]}, 422, "inputs[0]")],
+    "multilabel-classification": [({"inputs": ["bm90IGFuIGltYWdl"]}, 422, "inputs[0]")],
+    "segmentation": [({"inputs": ["%%%"]}, 422, "inputs[0]")],
     "language-modeling": [
         ({"max_new_tokens": 10**6}, 422, "max_new_tokens"),
         ({"prompt": 3}, 422, "prompt"),
