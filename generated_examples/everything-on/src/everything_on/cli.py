@@ -1,6 +1,6 @@
 """Command line: `python -m everything_on COMMAND`, where COMMAND is one of
 train, evaluate, predict, export, smoke, plot, defaults, sweep, repeat, cv, consolidate,
-lr-find."""
+lr-find, serve."""
 
 from __future__ import annotations
 
@@ -83,6 +83,14 @@ def build_parser() -> argparse.ArgumentParser:
     lr_find.add_argument("--start-lr", type=float, default=1e-7, help="first lr (default 1e-7)")
     lr_find.add_argument("--end-lr", type=float, default=10.0, help="last lr (default 10)")
     lr_find.add_argument("--output-dir", default="runs/lr-find", help="for the CSV and the PNG")
+    serve = add("serve", "Serve the model over HTTP (FastAPI): /predict or /generate, batched.")
+    serve.add_argument("--checkpoint", required=True, help="e.g. runs/default/best.pt")
+    serve.add_argument("--host", default="127.0.0.1", help="address (default: this machine only)")
+    serve.add_argument("--port", type=int, default=8000, help="port (default 8000)")
+    serve.add_argument("--max-batch-size", type=int, default=32, help="per forward (default 32)")
+    serve.add_argument("--max-wait-ms", type=float, default=5.0, help="batching wait (default 5)")
+    serve.add_argument("--max-body-bytes", type=int, default=8 * 2**20, help="(default 8 MiB)")
+    serve.add_argument("--max-inputs", type=int, default=64, help="per request (default 64)")
     consolidate = commands.add_parser(
         "consolidate",
         help="Write a sharded checkpoint (train.strategy=fsdp) as one file.",
@@ -141,6 +149,10 @@ def main(argv: list[str] | None = None) -> int:
             from .lr_find import run_lr_find
 
             return run_lr_find(args)
+        elif args.command == "serve":
+            from .serve import serve
+
+            return serve(args)
         elif args.command == "consolidate":
             from .consolidate import consolidate
 

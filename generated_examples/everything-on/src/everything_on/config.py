@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import dataclasses
 import importlib
+import json
 import math
 import pkgutil
 import tomllib
@@ -361,11 +362,5 @@ def _validate(config: Config) -> None:
 
 
 def _toml_value(value: Any) -> str:
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, (int, float)):
-        return repr(value)
-    if isinstance(value, (list, tuple)):
-        return "[" + ", ".join(_toml_value(item) for item in value) + "]"
-    escaped = str(value).replace("\\", "\\\\").replace('"', '\\"')
-    return f'"{escaped}"'
+    """JSON's booleans, numbers, arrays and escaped strings are TOML's too."""
+    return json.dumps(value, ensure_ascii=False, default=str)

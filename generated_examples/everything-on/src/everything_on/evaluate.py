@@ -1,12 +1,14 @@
 """`python -m <package> evaluate`: a checkpoint's loss and metrics on the val or test split,
 its data prepared with the state saved in the checkpoint, exactly as in training. Per
-class: precision, recall, F1, support; the confusion matrix as CSV (and PNG, with matplotlib).
+class: precision, recall, F1, support.
+The confusion matrix is also written as CSV (and PNG, with matplotlib).
 """
 
 from __future__ import annotations
 
 import csv
 import importlib.util
+import os
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -15,6 +17,7 @@ from torch import nn
 from torch.utils.data import Dataset
 
 from . import checkpoint as ckpt
+from . import provenance
 from .config import Config, ConfigError, DataConfig, config_from_dict, load_config
 from .data import DataBundle, build_data, eval_loader
 from .ema import inference_weights
@@ -81,7 +84,9 @@ def evaluate_checkpoint(
     weights = checkpoint.get("class_weights")  # the loss as trained (train.class_weights)
     task, _ = balance(task, config, bundle.train_targets, weights, device)
     result = evaluate(model.to(device), loader, task, amp, DistInfo(), details=True)
-    return {"split": split, **result}
+    if split == "test" and os.path.basename(path) == "best.pt":  # its card gets the test metrics
+        provenance.write_card(path, model, checkpoint, result)
+    return {"split": split, **result, "provenance": checkpoint.get("provenance")}
 
 
 def split_of(bundle: DataBundle, split: str, data: DataConfig) -> Dataset:
@@ -122,7 +127,7 @@ def write_reports(
 
 
 def format_report(result: dict[str, Any]) -> str:
-    """The result for reading: the metrics on one line, a line per class, the files written."""
+    """The result for reading: the metrics on one line, a line per class."""
     numbers = {k: v for k, v in result.items() if isinstance(v, (int, float))}
     lines = [f"{result['split']}: {format_metrics(numbers)}"]
     width = max(len(name) for name in [*result["per_class"], "class"])

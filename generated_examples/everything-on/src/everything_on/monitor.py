@@ -72,14 +72,12 @@ class LossWindow:
         self.losses, self.started, self.waiting = [], time.perf_counter(), 0.0
         self.waited, self.elapsed = self.waited + waiting, self.elapsed + elapsed
         finite = [v for v in values if math.isfinite(v)]
-        bad = next(
-            ((self.first_step + i, v) for i, v in enumerate(values) if not math.isfinite(v)), None
-        )
+        bad = [(self.first_step + i, v) for i, v in enumerate(values) if not math.isfinite(v)]
         return LossSummary(
             loss=sum(finite) / len(finite) if finite else float("nan"),
             samples_per_sec=len(values) * samples_per_step / elapsed,
             data_wait=min(waiting / elapsed, 1.0),
-            nonfinite=bad,
+            nonfinite=bad[0] if bad else None,
         )
 
 

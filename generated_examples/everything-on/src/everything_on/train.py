@@ -18,6 +18,7 @@ from torch import nn
 from torch.utils.data import DataLoader
 
 from . import checkpoint as ckpt
+from . import provenance
 from .config import Config, to_toml
 from .data import DataBundle, ResumableSampler, build_data, build_loaders
 from .ema import WeightAverage
@@ -162,8 +163,10 @@ def train(run: Run, monitor: Monitor) -> dict[str, Any]:
             if cfg.scheduler == "plateau" and stale and stale % cfg.lr_patience == 0:
                 lower_lr(run.scheduler)  # lr_patience more evaluations without improvement
         if task.is_better(result[task.monitor], state.best_metric):
-            state.best_metric = result[task.monitor]
+            state.best_metric, state.best_scores = result[task.monitor], result
             save(run, "best")
+            if run.info.is_main and (out_dir / "best.pt").is_file():  # MODEL_CARD.md beside it
+                provenance.write_card(out_dir / "best.pt", run.model)
         save(run, "last")
         if stop_early and run.info.is_main:
             print(f"early stopping: no improvement of {task.monitor} in {patience} evaluations")
@@ -259,6 +262,7 @@ def build_run(
         changes += replan(schedule, config.train, steps_per_epoch)  # the run's new length
         if info.is_main:
             print(f"resuming from {path} at {state.position()}")
+            provenance.warn_changes(checkpoint, config.to_dict())  # new code or data: one line
             if changes:
                 print(f"resuming with changed settings, applied: {'; '.join(changes)}")
     saved_ema = resume[1] if resume else {}  # the average is built before DDP wraps the model

@@ -18,6 +18,7 @@ from torch import nn
 from torch.utils.data import DataLoader
 
 from . import checkpoint as ckpt
+from . import provenance
 from .config import Config, to_toml
 from .data import DataBundle, ResumableSampler, build_data, build_loaders
 from .engine import evaluate, forward_backward, no_sync, optimizer_step, to_device
@@ -144,8 +145,10 @@ def train(run: Run, monitor: Monitor) -> dict[str, Any]:
             state.evals_without_improvement = stale
             stop_early = 0 < patience <= stale
         if task.is_better(result[task.monitor], state.best_metric):
-            state.best_metric = result[task.monitor]
+            state.best_metric, state.best_scores = result[task.monitor], result
             save(run, "best")
+            if run.info.is_main and (out_dir / "best.pt").is_file():  # MODEL_CARD.md beside it
+                provenance.write_card(out_dir / "best.pt", run.model)
         save(run, "last")
         if stop_early and run.info.is_main:
             print(f"early stopping: no improvement of {task.monitor} in {patience} evaluations")
@@ -194,6 +197,7 @@ def build_run(config: Config, info: DistInfo, device: torch.device) -> Run:
         changes += replan(schedule, config.train, steps_per_epoch)  # the run's new length
         if info.is_main:
             print(f"resuming from {path} at {state.position()}")
+            provenance.warn_changes(checkpoint, config.to_dict())  # new code or data: one line
             if changes:
                 print(f"resuming with changed settings, applied: {'; '.join(changes)}")
     return Run(

@@ -21,6 +21,7 @@ from typing import Any
 import numpy as np
 import torch
 
+from . import provenance
 from .config import TASK, flatten
 from .models import unwrap
 from .tasks import DataSpec
@@ -45,6 +46,7 @@ class TrainState:
     # early stopping: the last value that improved by more than train.early_stopping_min_delta
     patience_best: float | None = None
     evals_without_improvement: int = 0
+    best_scores: dict[str, Any] | None = None  # validation metrics of the best model (best.pt)
 
     def position(self) -> str:
         """Where the run is, numbered as its log lines are (epochs from 1)."""
@@ -246,6 +248,7 @@ def training_state(
         "data_spec": dataclasses.asdict(data_spec),
         "model_build": model_build,
         "world_size": world_size,
+        "provenance": provenance.record(config),  # code, command, data, software, times
     }
 
 

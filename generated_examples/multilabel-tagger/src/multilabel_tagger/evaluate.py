@@ -7,6 +7,7 @@ precision, recall, F1, average precision, support and threshold.
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 from typing import Any
 
@@ -14,6 +15,7 @@ from torch import nn
 from torch.utils.data import Dataset
 
 from . import checkpoint as ckpt
+from . import provenance
 from .config import Config, ConfigError, DataConfig, config_from_dict, load_config
 from .data import DataBundle, build_data, eval_loader
 from .engine import evaluate
@@ -78,7 +80,9 @@ def evaluate_checkpoint(
     task = task.for_training(config, bundle.train_targets, weights, device)
     task = task.with_thresholds(checkpoint.get("thresholds"))  # tuned on val in training
     result = evaluate(model.to(device), loader, task, amp, DistInfo(), details=True)
-    return {"split": split, **result}
+    if split == "test" and os.path.basename(path) == "best.pt":  # its card gets the test metrics
+        provenance.write_card(path, model, checkpoint, result)
+    return {"split": split, **result, "provenance": checkpoint.get("provenance")}
 
 
 def split_of(bundle: DataBundle, split: str, data: DataConfig) -> Dataset:

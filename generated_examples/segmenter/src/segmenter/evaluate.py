@@ -6,6 +6,7 @@ and the pixel confusion matrix; pixels marked `ignore_index` are not counted.
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 from typing import Any
 
@@ -13,6 +14,7 @@ from torch import nn
 from torch.utils.data import Dataset
 
 from . import checkpoint as ckpt
+from . import provenance
 from .config import Config, ConfigError, DataConfig, config_from_dict, load_config
 from .data import DataBundle, build_data, eval_loader
 from .engine import evaluate
@@ -73,7 +75,9 @@ def evaluate_checkpoint(
     amp = precision(device, config.train)
     task = get_task(config.task, config.train.monitor).for_data(spec, bundle.state)
     result = evaluate(model.to(device), loader, task, amp, DistInfo(), details=True)
-    return {"split": split, **result}
+    if split == "test" and os.path.basename(path) == "best.pt":  # its card gets the test metrics
+        provenance.write_card(path, model, checkpoint, result)
+    return {"split": split, **result, "provenance": checkpoint.get("provenance")}
 
 
 def split_of(bundle: DataBundle, split: str, data: DataConfig) -> Dataset:

@@ -33,10 +33,11 @@ from typing import Any
 import torch
 from torch import nn
 
-from .checkpoint import is_checkpoint
+from .checkpoint import is_checkpoint, load_checkpoint
 from .config import component
 from .data._synthetic import example_batch
 from .evaluate import Inference, load_inference
+from .provenance import template_version
 
 ATOL = RTOL = 1e-4  # how far the exported model may be from the eager one
 CHECK_BATCH_SIZES = (4, 1, 9)  # the first is traced; all are checked
@@ -273,6 +274,7 @@ def describe(
         "config": inference.config.to_dict(),
         "torch_version": torch.__version__,
         "template_version": template_version(),
+        "provenance": load_checkpoint(args.checkpoint).get("provenance"),
     }
 
 
@@ -293,14 +295,3 @@ def outputs_of(inference: Inference) -> dict[str, Any]:
         },
         "classes": list(task.class_names),
     }
-
-
-def template_version() -> str:
-    """The ptgen template version of this project (`_commit` of .copier-answers.yml)."""
-    for folder in Path(__file__).resolve().parents:
-        answers = folder / ".copier-answers.yml"
-        if answers.is_file():
-            for line in answers.read_text(encoding="utf-8").splitlines():
-                if line.startswith("_commit:"):
-                    return line.partition(":")[2].strip()
-    return "unknown"

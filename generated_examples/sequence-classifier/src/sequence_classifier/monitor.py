@@ -64,13 +64,11 @@ class LossWindow:
         elapsed = max(time.perf_counter() - self.started, 1e-9)
         self.losses, self.started = [], time.perf_counter()
         finite = [v for v in values if math.isfinite(v)]
-        bad = next(
-            ((self.first_step + i, v) for i, v in enumerate(values) if not math.isfinite(v)), None
-        )
+        bad = [(self.first_step + i, v) for i, v in enumerate(values) if not math.isfinite(v)]
         return LossSummary(
             loss=sum(finite) / len(finite) if finite else float("nan"),
             samples_per_sec=len(values) * samples_per_step / elapsed,
-            nonfinite=bad,
+            nonfinite=bad[0] if bad else None,
         )
 
 

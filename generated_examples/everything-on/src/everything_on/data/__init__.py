@@ -13,7 +13,14 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import torch
-from torch.utils.data import DataLoader, Dataset, DistributedSampler, Sampler, default_collate
+from torch.utils.data import (
+    DataLoader,
+    Dataset,
+    DistributedSampler,
+    IterableDataset,
+    Sampler,
+    default_collate,
+)
 
 from ..config import Config, ConfigError, DataConfig, component
 from ..runtime import DistInfo, kill_workers_at_exit, seed_worker
@@ -37,6 +44,11 @@ class DataBundle:
         """The training split's targets (for train.class_weights=auto, data.balanced_sampler, cv):
         the dataset's `targets` (a tensor or a list) when it has that attribute, as
         TensorDictDataset does; otherwise every sample is read once."""
+        if isinstance(self.train, IterableDataset):
+            raise ConfigError(
+                "a streamed dataset has no targets to count; these need a dataset read by "
+                "index: train.class_weights=auto, data.balanced_sampler, cv"
+            )
         targets = getattr(self.train, "targets", None)
         if targets is None:
             targets = [self.train[i]["targets"] for i in range(len(self.train))]

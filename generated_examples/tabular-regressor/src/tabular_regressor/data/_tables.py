@@ -35,7 +35,7 @@ import torch
 
 from ..config import ConfigError
 from . import read_text
-from ._inputs import Raw
+from ._raw import Raw
 
 # cells that mean "missing" when a caller gives none (the csv kind's data.na_values)
 NA_VALUES = ("", "NA", "N/A", "NaN", "nan", "null", "NULL", "?")

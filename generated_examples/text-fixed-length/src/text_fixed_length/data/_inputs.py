@@ -10,39 +10,14 @@ without this project.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
-from dataclasses import dataclass
-from typing import Any, NamedTuple
+from collections.abc import Iterator
 
-import torch
-
-
-class Raw(NamedTuple):
-    """One raw input, or why it cannot be read (then `value` is None)."""
-
-    source: str  # the file (or argument) it came from
-    row: int | None  # its row in that file, counted from 1; None for a whole file
-    value: Any  # what `RawInputs.prepare` takes
-    error: str | None = None
-
-
-@dataclass
-class RawInputs:
-    """How a dataset kind turns raw inputs into model inputs (see the module docstring)."""
-
-    read: Callable[[list[str]], Iterator[Raw]]  # predict's INPUT arguments -> raw inputs, lazily
-    # one raw value -> one sample (no targets), checked and converted as the dataset's
-    # items are; raises ValueError or OSError with the reason when it cannot be used
-    prepare: Callable[[Any], dict[str, Any]]
-    preprocessing: dict[str, Any]  # the steps, as JSON, for an export's sidecar
-    # samples -> the model's inputs (None: stack them); it may finish preparing a batch at
-    # a time what is cheaper so (the csv kind standardises whole batches)
-    collate_fn: Callable[[list[dict[str, Any]]], dict[str, torch.Tensor]] | None = None
+from ._raw import Raw
+from ._raw import RawInputs as RawInputs  # re-exported: the dataset kinds import it from here
+from ._text_files import text_inputs
 
 
 def texts(sources: list[str]) -> Iterator[Raw]:
     """Texts of predict's inputs by the rules of training, with the default columns: kept
     for dataset files written before `_text_files.text_inputs`, which the kinds use."""
-    from ._text_files import text_inputs  # that module imports this one
-
     return text_inputs(sources)

@@ -43,7 +43,7 @@ from torch.utils.data import Dataset
 
 from ..config import ConfigError
 from . import hold_out, note
-from ._inputs import Raw, RawInputs
+from ._raw import Raw, RawInputs
 from ._sequences import Sequences, pad_collate
 
 Rows = list[tuple[str, str]]  # (text, label) pairs
