@@ -152,7 +152,8 @@ def test_torchrun_trains_checkpoints_once_and_evaluates_in_one_process(
 ) -> None:
     out, result = ddp_run
     assert sorted(p.name for p in out.iterdir() if p.name != ".lock") == [
-        "best.pt", "config.toml", "last.pt", "metrics.csv", "step-00000015.pt", "step-00000018.pt"
+        "MODEL_CARD.md", "best.pt", "config.toml", "last.pt", "metrics.csv",
+        "step-00000015.pt", "step-00000018.pt",
     ]  # fmt: skip
     assert result.stdout.count("epoch 1/3") == 1  # rank 0 alone prints
     rows = list(csv.DictReader(open(out / "metrics.csv", encoding="utf-8")))

@@ -270,7 +270,7 @@ def test_text_task_listed_and_rendered_alone(text_project: Path) -> None:
     config = (source / "config.py").read_text()
     assert "pos_weight" in config and "class_weights" not in config and "top5" not in config
     data = sorted(p.name for p in (source / "data").glob("*.py"))
-    assert data == ["__init__.py", "_inputs.py", "_sequences.py", "_synthetic.py"] + [
+    assert data == ["__init__.py", "_inputs.py", "_raw.py", "_sequences.py", "_synthetic.py"] + [
         "_text_files.py", "text.py"
     ]  # fmt: skip
     assert "label_separator" in (source / "data" / "text.py").read_text()
