@@ -118,6 +118,7 @@ def tree_snapshot(root: Path) -> dict[str, bytes]:
 # A dataset component (synthetic images) fetched slowly enough that a SIGKILL lands
 # mid-run on any machine; tests write it into a project as data/slowsynthetic.py.
 SLOW_DATASET = """
+import os
 import time
 
 from . import DataBundle
@@ -132,7 +133,8 @@ class Slow:
         return len(self.dataset)
 
     def __getitem__(self, index):
-        time.sleep(0.008)  # 64 ms per batch of 8: a kill lands well before the end
+        # 64 ms per batch of 8 (SLOW_SAMPLE_S: more): a kill lands well before the end
+        time.sleep(float(os.environ.get("SLOW_SAMPLE_S", "0.008")))
         return self.dataset[index]
 
     def set_epoch(self, epoch):  # an augmenting dataset draws from the epoch

@@ -131,7 +131,7 @@ def run(project: Path, cmd: list[str]) -> subprocess.CompletedProcess[str]:
 def launch(project: Path, out: Path, **options: Any) -> subprocess.Popen:
     """A 2-process run of batch 8 per rank into `out`, started in the background."""
     cmd = command(STANDALONE, out, "train.batch_size=8")
-    return subprocess.Popen(cmd, cwd=project, env=env(project), **options)
+    return subprocess.Popen(cmd, cwd=project, **{"env": env(project), **options})
 
 
 def model_state(path: Path) -> dict[str, torch.Tensor]:
@@ -316,7 +316,10 @@ def test_sigterm_to_torchrun_stops_every_rank_at_one_step_and_resumes_exactly(
     # torchrun passes SIGTERM on to both processes; they may see it at different steps,
     # but the stop flag is all-reduced at every step, so both stop after the same one.
     out = tmp_path / "run"
-    proc = launch(project, out, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    # 0.24 s a batch: the signal (sent at step 8) lands before the epoch's last step (12),
+    # also when torchrun forwards it late on a busy machine
+    slow = {**env(project), "SLOW_SAMPLE_S": "0.03"}
+    proc = launch(project, out, env=slow, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     metrics, deadline = out / "metrics.csv", time.monotonic() + 300
     while not (metrics.exists() and metrics.read_text().count(",train,") >= 4):  # step 8
         assert proc.poll() is None and time.monotonic() < deadline, proc.communicate()
