@@ -255,18 +255,36 @@ def test_bad_images_are_skipped_when_asked(
     assert "2 images of the train split left out" in result.stderr
 
 
-def test_a_missing_cached_name_says_how_to_get_it(image_project: Path, tmp_path: Path) -> None:
-    """A name that is no folder is looked up in the Hugging Face cache; offline nothing is
-    downloaded and the message says how to get it."""
-    os.environ.update(HF_HUB_OFFLINE="1", HF_HOME=str(tmp_path / "hf"))
-    try:
-        said = train_errors(
-            image_project, image_project.name, tmp_path / "bad", "data.root=someone/films"
-        )
-    finally:
-        del os.environ["HF_HUB_OFFLINE"], os.environ["HF_HOME"]
+def test_a_cached_name_trains_offline_and_a_missing_one_says_how_to_get_it(
+    image_project: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A name that is no folder is looked up in the Hugging Face cache, offline: one there
+    (as `load_dataset("someone/films")` leaves it, its source folder gone) trains; one that
+    is not says how to get it, and nothing is downloaded."""
+    folder = tmp_path / "films"
+    (folder / "data").mkdir(parents=True)
+    for split, (count, first) in {"train": (24, 0), "validation": (8, 200)}.items():
+        images(count, first).to_parquet(str(folder / "data" / f"{split}-00000-of-00001.parquet"))
+    cache = tmp_path / "hf" / "datasets"
+    datasets.load_dataset(str(folder), cache_dir=str(cache))
+    (cache / "films").rename(cache / "someone___films")  # a hub download's folder name
+    for file in (folder / "data").iterdir():
+        file.unlink()
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    monkeypatch.setenv("HF_HOME", str(tmp_path / "hf"))
+    result = train(
+        image_project,
+        tmp_path / "cached",
+        "data.root=someone/films",
+        "data.image_size=16",
+        "train.max_steps=1",
+    )
+    assert "num_samples 8" in result.stdout  # its own validation split
+    said = train_errors(
+        image_project, image_project.name, tmp_path / "bad", "data.root=someone/songs"
+    )
     assert "neither a folder nor a dataset in the local Hugging Face cache" in said[0]
-    assert "datasets.load_dataset('someone/films')" in said[0]
+    assert "datasets.load_dataset('someone/songs')" in said[0]
 
 
 def test_datasets_is_imported_only_by_its_kind(image_project: Path) -> None:
