@@ -9,13 +9,15 @@ reads them, in the same order (image files named so that image-folder's sorted l
 the dataset's row order; ClassLabel names sorted, as the file kinds sort class names):
   image  4 classes of 32x32 PNG images (a colour per class plus noise);
   text   2 classes of short reviews (one sentiment word among neutral ones);
-  table  3 classes from two numeric and one text column (csv kind: train.csv, val.csv).
+  table  3 classes from two numeric and one text column (csv kind: train.csv, val.csv);
+  regression  a number from the same kind of columns (csv kind; the metric is mae).
 Each pair trains a project of the task at the same seed and settings (train.batch_size 32,
 data.num_workers 0, OMP_NUM_THREADS=1, `--epochs`); the validation metric is `evaluate`'s
-accuracy and loss on last.pt. Time per epoch is the epoch's batches over the run's own median
-throughput (metrics.csv's samples/s of the training rows after the first epoch), so
-start-up, data preparation and evaluation are left out; the pairs alternate, each run
-`--repeats` times, and the minimum is kept (these machines are shared and noisy).
+accuracy (mae for regression) and loss on last.pt. Time per epoch is the epoch's batches
+over the run's own median throughput (metrics.csv's samples/s of the training rows after
+the first epoch), so start-up, data preparation and evaluation are left out; the pairs
+alternate, each run `--repeats` times, and the minimum is kept (these machines are shared
+and noisy).
 """
 
 from __future__ import annotations
@@ -31,12 +33,14 @@ import tempfile
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
-FILE_KINDS = {"image": "image-folder", "text": "text", "table": "csv"}
+FILE_KINDS = {"image": "image-folder", "text": "text", "table": "csv", "regression": "csv"}
 TASKS = {
     "image": "image-classification",
     "text": "sequence-classification",
     "table": "tabular-classification",
+    "regression": "tabular-regression",
 }
+METRICS = {"regression": "mae"}  # evaluate's validation metric compared; else accuracy
 
 
 def build_data(root: Path, rows: int) -> dict[str, tuple[Path, Path]]:
@@ -149,6 +153,43 @@ def build_data(root: Path, rows: int) -> dict[str, tuple[Path, Path]]:
             ):
                 writer.writerow([repr(row[0]), repr(row[1]), row[2], classes[row[3]]])
     out["table"] = (root / "table-hf", root / "table-files")
+
+    def regression_split(count: int) -> dict[str, list]:
+        x, z = rng.normal(size=count), rng.normal(size=count)
+        colour = rng.choice(["blue", "green", "red"], count)
+        target = 3.0 * x - 2.0 * z + (colour == "red") * 4.0 + rng.normal(0, 0.5, count)
+        return {
+            "x": x.tolist(),
+            "z": z.tolist(),
+            "colour": colour.tolist(),
+            "target": target.tolist(),
+        }
+
+    features = datasets.Features(
+        {
+            "x": datasets.Value("float64"),
+            "z": datasets.Value("float64"),
+            "colour": datasets.Value("string"),
+            "target": datasets.Value("float64"),
+        }
+    )
+    splits = {"train": regression_split(rows), "validation": regression_split(rows // 4)}
+    dataset = datasets.DatasetDict(
+        {k: datasets.Dataset.from_dict(v, features=features) for k, v in splits.items()}
+    )
+    dataset.save_to_disk(root / "regression-hf")
+    (root / "regression-files").mkdir()
+    for split, name in (("train", "train"), ("validation", "val")):
+        path = root / "regression-files" / f"{name}.csv"
+        with path.open("w", newline="", encoding="utf-8") as f:
+            writer = csv.writer(f)
+            writer.writerow(["x", "z", "colour", "target"])
+            values = splits[split]
+            for x, z, colour, target in zip(
+                values["x"], values["z"], values["colour"], values["target"], strict=True
+            ):
+                writer.writerow([repr(x), repr(z), colour, repr(target)])
+    out["regression"] = (root / "regression-hf", root / "regression-files")
     return out
 
 
@@ -250,11 +291,13 @@ def main() -> None:
                 )
                 metrics[kind] = json.loads(report.strip().splitlines()[-1])
             hf, files = min(seconds["hf-datasets"]), min(seconds[FILE_KINDS[modality]])
+            metric = METRICS.get(modality, "accuracy")
             row = {
                 "modality": modality,
                 "file_kind": FILE_KINDS[modality],
-                "val_accuracy_hf": metrics["hf-datasets"]["accuracy"],
-                "val_accuracy_files": metrics[FILE_KINDS[modality]]["accuracy"],
+                "metric": metric,
+                "val_metric_hf": round(metrics["hf-datasets"][metric], 6),
+                "val_metric_files": round(metrics[FILE_KINDS[modality]][metric], 6),
                 "val_loss_hf": round(metrics["hf-datasets"]["loss"], 6),
                 "val_loss_files": round(metrics[FILE_KINDS[modality]]["loss"], 6),
                 "epoch_seconds_hf": round(hf, 3),
@@ -264,12 +307,13 @@ def main() -> None:
             results.append(row)
             print(json.dumps(row), flush=True)
     print(
-        f"\n{'modality':<8}{'file kind':<14}{'acc hf':>8}{'acc files':>11}"
+        f"\n{'modality':<11}{'file kind':<14}{'metric':<9}{'hf':>9}{'files':>9}"
         f"{'s/epoch hf':>12}{'s/epoch files':>15}{'ratio':>7}"
     )
     for r in results:
         print(
-            f"{r['modality']:<8}{r['file_kind']:<14}{r['val_accuracy_hf']:>8.4f}{r['val_accuracy_files']:>11.4f}"
+            f"{r['modality']:<11}{r['file_kind']:<14}{r['metric']:<9}"
+            f"{r['val_metric_hf']:>9.4f}{r['val_metric_files']:>9.4f}"
             f"{r['epoch_seconds_hf']:>12.3f}{r['epoch_seconds_files']:>15.3f}{r['time_ratio']:>7.3f}"
         )
     args.json.write_text(
