@@ -208,3 +208,15 @@ def test_a_secret_setting_is_redacted_and_no_git_is_said(run: dict, tmp_path: Pa
     assert "data.api_key=<redacted>" in command and "--set=wandb.hf_token=<redacted>" in command
     assert "data.tokenizer=gpt2" in command
     assert no_git["commit"] is None and "git" in no_git["note"]
+
+
+@pytest.mark.slow
+def test_a_card_that_cannot_be_written_warns_and_the_run_goes_on(run: dict, tmp_path: Path) -> None:
+    """MODEL_CARD.md is a courtesy: where it cannot be written (here a folder holds its name)
+    the run warns in one line and ends with best.pt and last.pt written."""
+    out = tmp_path / "run"
+    (out / "MODEL_CARD.md").mkdir(parents=True)
+    done = train(run["project"], f"train.out_dir={out}", "train.epochs=1", "train.max_steps=2")
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert [line for line in done.stderr.splitlines() if "MODEL_CARD.md not written" in line]
+    assert (out / "best.pt").is_file() and (out / "last.pt").is_file()
