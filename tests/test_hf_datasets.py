@@ -210,7 +210,8 @@ import torch
 from {image_project.name}.data.hf_datasets import Options, build
 a = build(Options(root={str(data['images'])!r}, image_size=16), 0)
 b = build(Options(root={str(data['images'])!r}, image_size=16), 1)
-print(a.state["classes"], len(a.train), len(a.val), torch.equal(a.val.pixels, b.val.pixels))
+inputs = [torch.stack([s.val[i]["inputs"] for i in range(len(s.val))]) for s in (a, b)]
+print(a.state["classes"], len(a.train), len(a.val), torch.equal(*inputs))
 """
     result = run_in_project(image_project, "-c", script)
     assert result.returncode == 0, result.stderr
