@@ -34,7 +34,8 @@ from ._inputs import to_rgb
 
 IMAGE_EXTENSIONS = {".png", ".jpg", ".jpeg", ".bmp", ".gif", ".webp", ".tif", ".tiff"}
 MAX_STATS_IMAGES = 2000  # mean/std are estimated on at most this many training images
-CACHE_FORMAT = "rgb-2"  # part of a disk cache's name (with the filter): change it when decode() does
+# part of a disk cache's name (with the filter): change it when decode() does
+CACHE_FORMAT = "rgb-2"
 BILINEAR = int(Image.Resampling.BILINEAR)  # the filter without data.processor
 
 
@@ -48,8 +49,10 @@ class CacheOptions(Protocol):
     cache_dir: str
 
 
-def decode(source: Path | IO[bytes], size: int, max_pixels: int, resample: int = BILINEAR) -> torch.Tensor:
-    """One image (a file, or encoded bytes) as uint8 pixels (3, size, size): what the cache holds."""
+def decode(
+    source: Path | IO[bytes], size: int, max_pixels: int, resample: int = BILINEAR
+) -> torch.Tensor:
+    """One image (a file, or encoded bytes) as uint8 pixels (3, size, size): the cache's."""
     where = source if isinstance(source, Path) else "(encoded bytes)"
     # checked here, as `problem` checks it: Pillow only warns up to twice its limit
     Image.MAX_IMAGE_PIXELS = None  # per call: DataLoader workers may not share it
@@ -70,7 +73,9 @@ def decode(source: Path | IO[bytes], size: int, max_pixels: int, resample: int =
     return pixels.view(size, size, 3).permute(2, 0, 1).contiguous()  # (3, H, W)
 
 
-def load_image(source: Path | IO[bytes], size: int, max_pixels: int, resample: int = BILINEAR) -> torch.Tensor:
+def load_image(
+    source: Path | IO[bytes], size: int, max_pixels: int, resample: int = BILINEAR
+) -> torch.Tensor:
     """One image as a float tensor (3, size, size) with values in [0, 1]."""
     return decode(source, size, max_pixels, resample).float() / 255.0  # (3, H, W)
 
@@ -93,7 +98,9 @@ def problem(source: Path | IO[bytes], max_pixels: int) -> str | None:
     """Why an image cannot be used (None: it can). Reads the header and both ends of the
     file; decodes it only when its end is in doubt, and then Pillow decides."""
     try:
-        with source.open("rb") if isinstance(source, Path) else contextlib.nullcontext(source) as handle:
+        with (
+            source.open("rb") if isinstance(source, Path) else contextlib.nullcontext(source)
+        ) as handle:
             head = handle.read(16)
             size = handle.seek(0, os.SEEK_END)
             if size == 0:
@@ -122,8 +129,15 @@ class Decoded(Dataset):
     """The uint8 pixels (3, S, S) of a list of sources, by index: the cache's fill reads
     them through a DataLoader, so that its workers decode in parallel."""
 
-    def __init__(self, sources: Sequence[Any], size: int, max_pixels: int, resample: int = BILINEAR) -> None:
-        self.sources, self.size, self.max_pixels, self.resample = sources, size, max_pixels, resample
+    def __init__(
+        self, sources: Sequence[Any], size: int, max_pixels: int, resample: int = BILINEAR
+    ) -> None:
+        self.sources, self.size, self.max_pixels, self.resample = (
+            sources,
+            size,
+            max_pixels,
+            resample,
+        )
 
     def __len__(self) -> int:
         return len(self.sources)
@@ -248,7 +262,9 @@ class ImageCache:
 
 def cache_file(cfg: CacheOptions, where: str, part: str, key: Iterable[str], resample: int) -> Path:
     """`cache_dir/<where's name>-<part>-<hash of where>-<hash of the content key>.u8`."""
-    contents = hashlib.blake2b(f"{CACHE_FORMAT}/{resample}/{cfg.image_size}".encode(), digest_size=8)
+    contents = hashlib.blake2b(
+        f"{CACHE_FORMAT}/{resample}/{cfg.image_size}".encode(), digest_size=8
+    )
     for piece in key:  # in the sources' order: cache index i is source i
         contents.update(piece.encode())
     place = hashlib.blake2b(where.encode(), digest_size=4).hexdigest()
