@@ -1,15 +1,9 @@
-"""Images decoded once: what the dataset kinds that read images share (image-folder, and
-hf-datasets in an image project), so that training, evaluation, `predict`, export and
-serve prepare an image the same way.
-
-A source is an image file (a Path) or encoded bytes (a binary file object). `decode` turns
-it into uint8 pixels (3, S, S): EXIF orientation applied, RGB (see `_inputs.to_rgb`),
-resized to S x S. `problem` checks one cheaply, before training. `ImageCache` holds the
-decoded pixels of a list of sources: data.cache "disk" writes them to one file in
-data.cache_dir, named by a content key of the sources (a folder's paths, sizes and
-modification times; a dataset's fingerprint and rows), reused by later runs until that key
-changes; "memory" holds them for this run only; "none" decodes every epoch. `Images`
-serves them normalised per channel, augmented in the training split (see _augment.py).
+"""Images decoded once, shared by the dataset kinds that read images (image-folder, and
+hf-datasets in an image project): training, evaluation, predict, export and serve prepare
+an image with the same steps. `decode` an image file or encoded bytes into uint8 pixels;
+`problem` checks one cheaply; `ImageCache` keeps the decoded images of a list of sources
+(data.cache: disk, memory or none) and gives their statistics; `Images` serves them normalised
+and augmented.
 """
 
 from __future__ import annotations
@@ -34,6 +28,7 @@ from ._inputs import to_rgb
 
 IMAGE_EXTENSIONS = {".png", ".jpg", ".jpeg", ".bmp", ".gif", ".webp", ".tif", ".tiff"}
 MAX_STATS_IMAGES = 2000  # mean/std are estimated on at most this many training images
+Source = Path | IO[bytes]  # an image file, or its encoded bytes
 # part of a disk cache's name (with the filter): change it when decode() does
 CACHE_FORMAT = "rgb-2"
 BILINEAR = int(Image.Resampling.BILINEAR)  # the filter without data.processor
@@ -49,9 +44,7 @@ class CacheOptions(Protocol):
     cache_dir: str
 
 
-def decode(
-    source: Path | IO[bytes], size: int, max_pixels: int, resample: int = BILINEAR
-) -> torch.Tensor:
+def decode(source: Source, size: int, max_pixels: int, resample: int = BILINEAR) -> torch.Tensor:
     """One image (a file, or encoded bytes) as uint8 pixels (3, size, size): the cache's."""
     where = source if isinstance(source, Path) else "(encoded bytes)"
     # checked here, as `problem` checks it: Pillow only warns up to twice its limit
@@ -74,7 +67,7 @@ def decode(
 
 
 def load_image(
-    source: Path | IO[bytes], size: int, max_pixels: int, resample: int = BILINEAR
+    source: Source, size: int, max_pixels: int, resample: int = BILINEAR
 ) -> torch.Tensor:
     """One image as a float tensor (3, size, size) with values in [0, 1]."""
     return decode(source, size, max_pixels, resample).float() / 255.0  # (3, H, W)
@@ -94,7 +87,7 @@ def file_ends_whole(head: bytes, tail: bytes, size: int, image_format: str | Non
     return False
 
 
-def problem(source: Path | IO[bytes], max_pixels: int) -> str | None:
+def problem(source: Source, max_pixels: int) -> str | None:
     """Why an image cannot be used (None: it can). Reads the header and both ends of the
     file; decodes it only when its end is in doubt, and then Pillow decides."""
     try:
@@ -169,8 +162,7 @@ class ImageCache:
         self.decoded = Decoded(sources, cfg.image_size, cfg.max_image_pixels, resample)
         self.kind, self.num_workers = cfg.cache, cfg.num_workers
         self.shape = (len(sources), 3, cfg.image_size, cfg.image_size)
-        disk = cfg.cache == "disk"
-        self.path = cache_file(cfg, where, part, key, resample) if disk else None
+        self.path = cache_file(cfg, where, part, key, resample) if cfg.cache == "disk" else None
         self.pixels: torch.Tensor | None = None  # (N, 3, S, S) uint8 once filled
         self.looked = False  # whether this process has looked for an existing disk cache
         self.filled = False
@@ -201,6 +193,22 @@ class ImageCache:
             return None
         pixels = np.memmap(self.path, np.uint8, mode="c", shape=self.shape)  # "c": never written
         return torch.from_numpy(pixels)  # (N, 3, S, S)
+
+    def channel_stats(self, count: int) -> tuple[torch.Tensor, torch.Tensor]:
+        """Per-channel mean and std (3,) over (an evenly spaced subset of) the training
+        images, the first `count`, accumulated one image at a time so large images never
+        all sit in memory; read from the cache when an earlier run filled it, else decoded."""
+        total = torch.zeros(3, dtype=torch.float64)  # (3,)
+        squares = torch.zeros(3, dtype=torch.float64)  # (3,)
+        subset = range(0, count, max(count // MAX_STATS_IMAGES, 1))
+        for index in subset:
+            image = (self[index].float() / 255.0).double()  # (3, S, S), as load_image gives it
+            total += image.sum(dim=(1, 2))  # (3,)
+            squares += image.square().sum(dim=(1, 2))  # (3,)
+        values = len(subset) * self.shape[2] * self.shape[3]  # per channel
+        mean = total / values  # (3,)
+        std = (squares / values - mean.square()).clamp(min=0).sqrt()  # (3,)
+        return mean.float(), std.float().clamp(min=1e-6)  # a flat channel must not divide by 0
 
     def fill(self) -> None:
         """Decode every image once (in parallel) unless the cache holds them already."""
@@ -298,23 +306,6 @@ def reserve(fd: int, size: int) -> None:
         os.ftruncate(fd, size)
 
 
-def channel_stats(cache: ImageCache, count: int) -> tuple[torch.Tensor, torch.Tensor]:
-    """Per-channel mean and std (3,) over (an evenly spaced subset of) the training images,
-    the cache's first `count`, accumulated one image at a time so large images never all
-    sit in memory; read from the cache when an earlier run filled it, else decoded."""
-    total = torch.zeros(3, dtype=torch.float64)  # (3,)
-    squares = torch.zeros(3, dtype=torch.float64)  # (3,)
-    subset = range(0, count, max(count // MAX_STATS_IMAGES, 1))
-    for index in subset:
-        image = (cache[index].float() / 255.0).double()  # (3, S, S), as load_image gives it
-        total += image.sum(dim=(1, 2))  # (3,)
-        squares += image.square().sum(dim=(1, 2))  # (3,)
-    values = len(subset) * cache.shape[2] * cache.shape[3]  # per channel
-    mean = total / values  # (3,)
-    std = (squares / values - mean.square()).clamp(min=0).sqrt()  # (3,)
-    return mean.float(), std.float().clamp(min=1e-6)  # a flat channel must not divide by 0
-
-
 class Images(Dataset):
     """Samples {"inputs": (3, S, S) normalised float, "targets": its target} of the cache's
     images from `offset` on, one per target."""
@@ -363,6 +354,5 @@ class Images(Dataset):
         if self.augmentation != "none" or self.cache.get(0) is None:
             return [self[i] for i in indices]
         rows = torch.as_tensor(indices, dtype=torch.long)  # (B,)
-        assert self.cache.pixels is not None
         images = self.cache.pixels[rows + self.offset].float() / 255.0  # (B, 3, S, S)
         return Batch({"inputs": (images - self.mean) / self.std, "targets": self.targets[rows]})

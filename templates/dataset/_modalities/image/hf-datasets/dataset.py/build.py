@@ -18,7 +18,7 @@
     # One cache for both splits: the training sampler's first set_epoch fills it.
     cache = image_cache(cfg, "trainval", column, [(train_split, train), (val_split, val)])
     if "mean" not in state:
-        state["mean"], state["std"] = channel_stats(cache, len(train))
+        state["mean"], state["std"] = cache.channel_stats(len(train))
     mean, std = state["mean"], state["std"]
     spec = DataSpec(num_outputs=len(classes), in_channels=3, image_size=cfg.image_size)
 

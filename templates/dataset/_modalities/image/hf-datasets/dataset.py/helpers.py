@@ -91,7 +91,7 @@ def streams(cfg: Options, seed: int, state: dict[str, Any], splits: list[Any]) -
         rows = usable_rows(train, rows, cfg, state["image_column"])
         images = EncodedImages(state["image_column"], [(train, rows)])
         cache = ImageCache(images, dataclasses.replace(cfg, cache="none"), "", "", ())
-        state["mean"], state["std"] = channel_stats(cache, len(rows))
+        state["mean"], state["std"] = cache.channel_stats(len(rows))
     decode_row = functools.partial(
         streamed_image,
         column=state["image_column"],
