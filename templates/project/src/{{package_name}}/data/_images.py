@@ -1,20 +1,17 @@
-"""Images decoded once, shared by the dataset kinds that read images (image-folder, and
-hf-datasets in an image project): training, evaluation, predict, export and serve prepare
-an image with the same steps. `decode` an image file or encoded bytes into uint8 pixels;
-`problem` checks one cheaply; `ImageCache` keeps the decoded images of a list of sources
-(data.cache: disk, memory or none) and gives their statistics; `Images` serves them normalised
-and augmented.
+"""Images decoded once, the same way for every kind that reads images (image-folder, and
+hf-datasets in an image project): `decode` a file or encoded bytes, `problem` checks one
+cheaply, `ImageCache` keeps the decoded images of a list of sources (data.cache: disk,
+memory or none), `Images` serves them normalised and augmented.
 """
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
 import os
 import time
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
-from typing import IO, Any, Protocol
+from typing import IO, Any
 
 import numpy as np
 import torch
@@ -29,19 +26,8 @@ from ._inputs import to_rgb
 IMAGE_EXTENSIONS = {".png", ".jpg", ".jpeg", ".bmp", ".gif", ".webp", ".tif", ".tiff"}
 MAX_STATS_IMAGES = 2000  # mean/std are estimated on at most this many training images
 Source = Path | IO[bytes]  # an image file, or its encoded bytes
-# part of a disk cache's name (with the filter): change it when decode() does
-CACHE_FORMAT = "rgb-2"
+CACHE_FORMAT = "rgb-2"  # in a disk cache's name: change it when decode() changes
 BILINEAR = int(Image.Resampling.BILINEAR)  # the filter without data.processor
-
-
-class CacheOptions(Protocol):
-    """The [data] options a cache reads (the image kinds' Options have them)."""
-
-    image_size: int
-    max_image_pixels: int
-    num_workers: int | str
-    cache: str
-    cache_dir: str
 
 
 def decode(source: Source, size: int, max_pixels: int, resample: int = BILINEAR) -> torch.Tensor:
@@ -91,9 +77,7 @@ def problem(source: Source, max_pixels: int) -> str | None:
     """Why an image cannot be used (None: it can). Reads the header and both ends of the
     file; decodes it only when its end is in doubt, and then Pillow decides."""
     try:
-        with (
-            source.open("rb") if isinstance(source, Path) else contextlib.nullcontext(source)
-        ) as handle:
+        with source.open("rb") if isinstance(source, Path) else source as handle:
             head = handle.read(16)
             size = handle.seek(0, os.SEEK_END)
             if size == 0:
@@ -140,20 +124,20 @@ class Decoded(Dataset):
 
 
 class ImageCache:
-    """The decoded, resized images (N, 3, S, S) uint8 of a list of sources.
+    """The decoded, resized images (N, 3, S, S) uint8 of a list of sources; `cfg`: the
+    kind's Options (image_size, max_image_pixels, num_workers, cache, cache_dir).
 
     `fill()` runs in the main process before the loaders' workers start: workers forked
     later read the same memory pages, spawned ones get the tensor through shared memory
-    (memory) or reopen the file (disk). A disk cache is named (`cache_file`) by `where`
-    the sources are, `part` and a hash of their content `key`, the image size, the filter
-    and CACHE_FORMAT: any change gives a new name, so a stale cache is never read; it is
-    written to a temporary file and renamed, so a killed fill never leaves a partial file
-    under that name."""
+    (memory) or reopen the file (disk). A disk cache is named by `where` the sources are,
+    `part` and a hash of their content `key` (`cache_file`): any change gives a new name,
+    so a stale cache is never read; it is written to a temporary file and renamed, so a
+    killed fill never leaves a partial file under that name."""
 
     def __init__(
         self,
         sources: Sequence[Any],
-        cfg: CacheOptions,
+        cfg: Any,
         where: str,
         part: str,
         key: Iterable[str],
@@ -268,7 +252,15 @@ class ImageCache:
         return opened
 
 
-def cache_file(cfg: CacheOptions, where: str, part: str, key: Iterable[str], resample: int) -> Path:
+def files_key(files: list[Path], root: Path) -> Iterator[str]:
+    """The content key of image files: every file's path (in the sources' order), size and
+    modification time, so that any change to them names a new cache."""
+    for path in files:
+        stat = path.stat()
+        yield f"\n{path.relative_to(root)}/{stat.st_size}/{stat.st_mtime_ns}"
+
+
+def cache_file(cfg: Any, where: str, part: str, key: Iterable[str], resample: int) -> Path:
     """`cache_dir/<where's name>-<part>-<hash of where>-<hash of the content key>.u8`."""
     contents = hashlib.blake2b(
         f"{CACHE_FORMAT}/{resample}/{cfg.image_size}".encode(), digest_size=8
