@@ -52,11 +52,9 @@ def decode(source: Source, size: int, max_pixels: int, resample: int = BILINEAR)
     return pixels.view(size, size, 3).permute(2, 0, 1).contiguous()  # (3, H, W)
 
 
-def load_image(
-    source: Source, size: int, max_pixels: int, resample: int = BILINEAR
-) -> torch.Tensor:
+def load_image(image: Source, size: int, max_pixels: int, resample: int = BILINEAR) -> torch.Tensor:
     """One image as a float tensor (3, size, size) with values in [0, 1]."""
-    return decode(source, size, max_pixels, resample).float() / 255.0  # (3, H, W)
+    return decode(image, size, max_pixels, resample).float() / 255.0  # (3, H, W)
 
 
 def file_ends_whole(head: bytes, tail: bytes, size: int, image_format: str | None) -> bool:
@@ -106,21 +104,14 @@ class Decoded(Dataset):
     """The uint8 pixels (3, S, S) of a list of sources, by index: the cache's fill reads
     them through a DataLoader, so that its workers decode in parallel."""
 
-    def __init__(
-        self, sources: Sequence[Any], size: int, max_pixels: int, resample: int = BILINEAR
-    ) -> None:
-        self.sources, self.size, self.max_pixels, self.resample = (
-            sources,
-            size,
-            max_pixels,
-            resample,
-        )
+    def __init__(self, sources: Sequence[Any], size: int, max_pixels: int, resample: int) -> None:
+        self.sources, self.steps = sources, (size, max_pixels, resample)
 
     def __len__(self) -> int:
         return len(self.sources)
 
     def __getitem__(self, index: int) -> torch.Tensor:
-        return decode(self.sources[index], self.size, self.max_pixels, self.resample)  # (3, S, S)
+        return decode(self.sources[index], *self.steps)  # (3, S, S)
 
 
 class ImageCache:
