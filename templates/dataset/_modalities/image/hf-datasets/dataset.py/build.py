@@ -15,9 +15,10 @@
     column, label, classes = state["image_column"], state["label_column"], state["classes"]
     train = usable_rows(train_split, kept, cfg, column)
     val = usable_rows(val_split, held, cfg, column)
-    # One cache for both splits: the training sampler's first set_epoch fills it.
+    # One cache for both splits: filled here or by the training sampler's first set_epoch.
     cache = image_cache(cfg, "trainval", column, [(train_split, train), (val_split, val)])
-    if "mean" not in state:
+    if "mean" not in state:  # decoded once: the statistics read the filled cache
+        cache.fill()
         state["mean"], state["std"] = cache.channel_stats(len(train))
     mean, std = state["mean"], state["std"]
     spec = DataSpec(num_outputs=len(classes), in_channels=3, image_size=cfg.image_size)
