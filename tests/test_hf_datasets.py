@@ -1,7 +1,9 @@
 """The `hf-datasets` dataset kind (issue 49): real datasets built with the `datasets` library
 (images with the Image feature, text with a ClassLabel, a table), saved with `save_to_disk`
 and as a Parquet folder with a README card; each project trains a few steps on them, then
-`evaluate --split test` and `predict` run from the checkpoint alone. Bad input is one line.
+`evaluate --split test` and `predict` run from the checkpoint alone. Bad input is one
+line. Images go through image-folder's code (data/_images.py): the disk cache is reused
+while the dataset's fingerprint stays, and both kinds prepare the same inputs.
 Slow: a run SIGKILLed mid-epoch and resumed with train.resume=auto ends with weights
 torch.equal to an uninterrupted run's.
 """
