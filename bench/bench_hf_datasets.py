@@ -269,8 +269,9 @@ def main() -> None:
                 f"train.epochs={args.epochs}",
                 "train.log_every=5",
             ]
-            # image-folder decodes once into memory too, as hf-datasets holds its images
-            extra = {"image-folder": ["data.cache=memory"]}
+            # both image kinds decode once into memory (data/_images.py's ImageCache)
+            memory = ["data.cache=memory"] if modality == "image" else []
+            extra = {"image-folder": memory, "hf-datasets": memory}
             seconds: dict[str, list[float]] = {kind: [] for kind in kinds}
             for repeat in range(args.repeats):
                 for kind in list(kinds) if repeat % 2 == 0 else list(reversed(kinds)):

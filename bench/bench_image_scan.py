@@ -6,7 +6,7 @@ Writes a folder of FILES images (half JPEG photos of 400x300, half PNG of 128x12
 classes), generates an image-classification project with the `image-folder` kind and,
 alternating, times (1) the check of every file (`drop_bad_files`: header, file end, a
 decode only when in doubt) and (2) one pass over the same files as a training epoch
-reads them (decode, EXIF, RGB, resize to the default 32x32, normalise: `ImageFolder`
+reads them (decode, EXIF, RGB, resize to the default 32x32, normalise: `Images`
 items, one process). An epoch also runs the model, so (2) is a lower bound of an epoch.
 Prints medians and the ratio; `--json` writes them.
 """
@@ -28,14 +28,16 @@ from ptgen.project import ProjectOptions, new_project
 SNIPPET = """
 import json, sys, time
 from pathlib import Path
-from scanbench.data.image_folder import ImageFolder, Options, drop_bad_files, find_images
+from scanbench.data._images import ImageCache, Images
+from scanbench.data.image_folder import Options, drop_bad_files, find_images
 import torch
 
 root, repeats = Path(sys.argv[1]), int(sys.argv[2])
-cfg = Options(name="image_folder", root=str(root))
+cfg = Options(name="image_folder", root=str(root), cache="none")
 by_class = find_images(root / "train")
 files = [(p, i) for i, (name, paths) in enumerate(sorted(by_class.items())) for p in paths]
-dataset = ImageFolder(files, cfg.image_size, torch.zeros(3), torch.ones(3), cfg.max_image_pixels)
+cache = ImageCache([p for p, _ in files], cfg, str(root), "train", ())  # none: decodes each read
+dataset = Images(cache, [i for _, i in files], torch.zeros(3), torch.ones(3))
 scan, read = [], []
 for _ in range(repeats):
     start = time.perf_counter()

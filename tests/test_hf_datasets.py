@@ -1,7 +1,9 @@
 """The `hf-datasets` dataset kind (issue 49): real datasets built with the `datasets` library
 (images with the Image feature, text with a ClassLabel, a table), saved with `save_to_disk`
 and as a Parquet folder with a README card; each project trains a few steps on them, then
-`evaluate --split test` and `predict` run from the checkpoint alone. Bad input is one line.
+`evaluate --split test` and `predict` run from the checkpoint alone. Bad input is one
+line. Images go through image-folder's code (data/_images.py): the disk cache is reused
+while the dataset's fingerprint stays, and both kinds prepare the same inputs.
 Slow: a run SIGKILLed mid-epoch and resumed with train.resume=auto ends with weights
 torch.equal to an uninterrupted run's.
 """
@@ -210,7 +212,8 @@ import torch
 from {image_project.name}.data.hf_datasets import Options, build
 a = build(Options(root={str(data['images'])!r}, image_size=16), 0)
 b = build(Options(root={str(data['images'])!r}, image_size=16), 1)
-print(a.state["classes"], len(a.train), len(a.val), torch.equal(a.val.pixels, b.val.pixels))
+inputs = [torch.stack([s.val[i]["inputs"] for i in range(len(s.val))]) for s in (a, b)]
+print(a.state["classes"], len(a.train), len(a.val), torch.equal(*inputs))
 """
     result = run_in_project(image_project, "-c", script)
     assert result.returncode == 0, result.stderr
@@ -305,6 +308,112 @@ def test_datasets_is_imported_only_by_its_kind(image_project: Path) -> None:
     # tabular project's
     assert (source / "data" / "_augment.py").is_file()
     assert not (source / "data" / "_tables.py").exists()
+
+
+# Run inside the image project: two builds whose training sampler fills the disk cache.
+CACHE_RUNS = """
+import contextlib, io, sys
+from hfimg.data import build_data
+from hfimg.data.hf_datasets import Options
+
+said = io.StringIO()
+with contextlib.redirect_stderr(said):
+    for _ in range(2):  # the second build finds the first one's cache
+        cfg = Options(name="hf_datasets", root=sys.argv[1], image_size=8, cache_dir=sys.argv[2])
+        build_data(cfg, seed=0).train.set_epoch(0)
+print(said.getvalue())
+"""
+
+
+def test_a_second_run_reuses_the_disk_cache_a_changed_dataset_does_not(
+    image_project: Path, tmp_path: Path
+) -> None:
+    """The disk cache is named by the splits' fingerprints: the same dataset is decoded
+    once (the second build reuses the file, untouched); saved again with other images it
+    is decoded again, into a new file, and the old one removed."""
+    root, cache = tmp_path / "photos", tmp_path / "cache"
+    datasets.DatasetDict({"train": images(20, 0)}).save_to_disk(root)
+    (image_project / "cache_runs.py").write_text(CACHE_RUNS)
+
+    def runs() -> list[str]:
+        result = run_in_project(image_project, "cache_runs.py", str(root), str(cache))
+        assert result.returncode == 0, result.stderr
+        return [line for line in result.stdout.splitlines() if "cach" in line]
+
+    said = runs()
+    assert said[0].startswith("data: caching 20 decoded images") and "reusing" not in said[0]
+    assert said[-1].startswith("data: reusing the image cache") and len(said) == 3, said
+    (first,) = cache.iterdir()
+    datasets.DatasetDict({"train": images(20, 1)}).save_to_disk(root)  # new fingerprint
+    said = runs()
+    assert said[0].startswith("data: caching 20 decoded images"), said
+    (second,) = cache.iterdir()
+    assert second.name != first.name and second.name.startswith("photos-trainval-")
+    assert not first.exists()  # the old cache is removed
+
+
+# Run with both projects' src/ on the path: the two kinds on the same images.
+SAME_INPUTS = """
+import sys
+from pathlib import Path
+
+import torch
+from hffolder.data.image_folder import Options as FolderOptions, build as build_folder
+from hffolder.data.image_folder import raw_inputs as folder_inputs
+from hfimg.data.hf_datasets import Options as HfOptions, build as build_hf
+from hfimg.data.hf_datasets import raw_inputs as hf_inputs
+
+saved, files = sys.argv[1], Path(sys.argv[2])
+hf_cfg = HfOptions(root=saved, image_size=16, cache="memory", num_workers=0)
+folder_cfg = FolderOptions(root=str(files), image_size=16, cache="memory", num_workers=0)
+hf = build_hf(hf_cfg, 0)
+alone = build_folder(folder_cfg, 0)  # its own statistics, from the same training images
+print("stats", torch.allclose(alone.state["mean"], hf.state["mean"], atol=1e-6),
+      torch.allclose(alone.state["std"], hf.state["std"], atol=1e-6))
+state = {"classes": hf.state["classes"], "mean": hf.state["mean"], "std": hf.state["std"]}
+folder = build_folder(folder_cfg, 0, state)
+for bundle in (hf, folder):
+    bundle.train.set_epoch(0)  # fills the caches
+paths = folder.val.cache.decoded.sources[len(folder.train):]  # image-folder's val files
+same = [
+    torch.equal(hf.val[int(path.stem)]["inputs"], folder.val[i]["inputs"])
+    and int(hf.val[int(path.stem)]["targets"]) == int(folder.val[i]["targets"])
+    for i, path in enumerate(paths)
+]
+print("items", len(same), all(same))
+prepare = [f(cfg, bundle.state).prepare for f, cfg, bundle in
+           ((hf_inputs, hf_cfg, hf), (folder_inputs, folder_cfg, folder))]
+print("prepare", all(torch.equal(prepare[0](p)["inputs"], prepare[1](p)["inputs"]) for p in paths))
+"""
+
+
+def test_the_kind_and_image_folder_prepare_the_same_inputs(
+    image_project: Path, data: dict[str, Path], tmp_path: Path
+) -> None:
+    """The streamed dataset's train and validation splits exported as image files: every
+    validation sample of image-folder is torch.equal to hf-datasets' sample of that row (the
+    same decode, cache and normalisation, with the same statistics), and predict's
+    `prepare` gives the same inputs from either checkpoint state."""
+    files = tmp_path / "files"
+    saved = datasets.load_from_disk(str(data["streamed"]))
+    for split, folder in (("train", "train"), ("validation", "val")):
+        rows = saved[split].cast_column("photo", datasets.Image(decode=False))
+        names = rows.features["kind"].names
+        for i, row in enumerate(rows):
+            path = files / folder / names[row["kind"]] / f"{i:03}.png"
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_bytes(row["photo"]["bytes"])
+    project = generate(tmp_path, "hffolder", dataset="image-folder")
+    env = dict(os.environ, PYTHONPATH=f"{project / 'src'}{os.pathsep}{image_project / 'src'}")
+    result = subprocess.run(
+        [sys.executable, "-c", SAME_INPUTS, str(data["streamed"]), str(files)],
+        cwd=tmp_path,
+        env={**env, "OMP_NUM_THREADS": "1"},
+        capture_output=True,
+        text=True,
+    )
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.splitlines() == ["stats True True", "items 16 True", "prepare True"]
 
 
 def save_tokenizer(folder: Path, texts: list[str]) -> Path:

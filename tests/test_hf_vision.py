@@ -216,7 +216,8 @@ model.load_state_dict(saved["model_state_dict"])
 with torch.no_grad():
     inputs = [bundle.val[i]["inputs"][None] for i in range(len(bundle.val))]
     probs = [model(x).softmax(-1)[0].tolist() for x in inputs]
-print(json.dumps([[str(p) for p, _ in bundle.val.files], probs]))
+files = bundle.val.cache.decoded.sources[len(bundle.train) :]  # after the training split's
+print(json.dumps([[str(p) for p in files], probs]))
 """
     out = subprocess.run(
         [sys.executable, "-c", script], cwd=project, env=env(project),

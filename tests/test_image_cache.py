@@ -30,7 +30,8 @@ from PIL import Image
 
 from cache_proj.config import ConfigError
 from cache_proj.data import build_data
-from cache_proj.data.images import Options, decode
+from cache_proj.data._images import decode
+from cache_proj.data.images import Options
 
 root, cache_dir = Path(sys.argv[1]), Path(sys.argv[2])
 
@@ -79,7 +80,7 @@ samples, said, bundle = splits("disk")
 (second,) = cache_files()
 assert second != first and "caching" in said, said
 assert not killed.exists()
-index = [path for path, _ in bundle.train.files].index(changed)
+index = bundle.train.cache.decoded.sources.index(changed)
 new_pixels = bundle.train.cache.get(index)
 assert torch.equal(new_pixels, decode(changed, 8, 10**8))
 assert not torch.equal(new_pixels, old_pixels)
@@ -89,7 +90,7 @@ assert torch.equal(samples[0], splits("none")[0][0])
 cfg = Options(name="images", root=str(root), image_size=8, cache_dir=str(cache_dir / "x"))
 cfg.num_workers = 0
 bundle = build_data(cfg, seed=0)
-bundle.train.files[-1][0].write_bytes(b"not an image any more")
+bundle.train.cache.decoded.sources[len(bundle.train) - 1].write_bytes(b"not an image any more")
 try:
     bundle.train.set_epoch(0)
 except ConfigError as exc:

@@ -1,118 +1,65 @@
 
-IMAGE_EXTENSIONS = {".png", ".jpg", ".jpeg", ".bmp", ".gif", ".webp", ".tif", ".tiff"}
 MAX_LISTED = 20  # bad images named in the error; the count covers them all
-MAX_STATS_IMAGES = 2000  # mean/std are estimated on at most this many training images
 
 
-def decode(source: Any, size: int, max_pixels: int) -> torch.Tensor:
-    """An image (a path, or encoded bytes) as uint8 pixels (3, size, size), decoded as the
-    image-folder kind decodes its files; ValueError or OSError with the reason."""
-    from PIL import Image, ImageOps
+class EncodedImages:
+    """The images of an Image column by index, over the rows of one or more splits, read
+    from their memory-mapped Arrow files as asked: encoded bytes (a file object over them,
+    not a copy), or the file a cell names; None for an empty cell."""
 
-    Image.MAX_IMAGE_PIXELS = None  # checked here: Pillow only warns up to twice its limit
-    with Image.open(io.BytesIO(source) if isinstance(source, bytes) else source) as image:
-        if image.width * image.height > max_pixels:
-            raise ValueError(f"{image.width}x{image.height} pixels > data.max_image_pixels")
-        ImageOps.exif_transpose(image, in_place=True)
-        rgb = to_rgb(image).resize((size, size), Image.Resampling.BILINEAR)
-    pixels = torch.frombuffer(bytearray(rgb.tobytes()), dtype=torch.uint8)  # (S*S*3,)
-    return pixels.view(size, size, 3).permute(2, 0, 1).contiguous()  # (3, S, S)
+    def __init__(self, column: str, parts: list[tuple[Any, torch.Tensor]]) -> None:
+        self.parts = [(split.select_columns([column]).with_format("arrow"), rows) for split, rows in parts]
+        self.ends = list(itertools.accumulate(len(rows) for _, rows in parts))
+
+    def __len__(self) -> int:
+        return self.ends[-1] if self.ends else 0
+
+    def __getitem__(self, index: int) -> Path | IO[bytes] | None:
+        import pyarrow as pa
+
+        part = bisect.bisect_right(self.ends, index)
+        split, rows = self.parts[part]
+        cell = split[int(rows[index - (self.ends[part - 1] if part else 0)])].column(0)[0]
+        if cell.is_valid and cell["bytes"].is_valid:
+            return pa.BufferReader(cell["bytes"].as_buffer())
+        return Path(cell["path"].as_py()) if cell.is_valid and cell["path"].is_valid else None
 
 
-def decode_column(split: Any, name: str, rows: torch.Tensor | None, cfg: Options) -> tuple[torch.Tensor, torch.Tensor]:
-    """The rows' images as uint8 pixels (N, 3, S, S) and the rows that decoded (N,) bool;
-    images that do not decode are one error listing them, or (data.skip_bad_files) left out."""
-    from datasets import Image as ImageFeature
-    from PIL import UnidentifiedImageError
-
-    if type(check_column(split, name, "data.image_column")).__name__ != "Image":
-        raise ConfigError(f"data.image_column {name!r} is not an Image column: {split.features[name]}")
-    cells = column(split.cast_column(name, ImageFeature(decode=False)), name, rows)
-    size = cfg.image_size
-    pixels = torch.zeros(len(cells), 3, size, size, dtype=torch.uint8)  # (N, 3, S, S)
-    good, bad = torch.ones(len(cells), dtype=torch.bool), []
-    for i, cell in enumerate(cells.to_pylist()):
-        source = (cell or {}).get("bytes") or (cell or {}).get("path")
-        try:
-            if not source:
-                raise ValueError("no image")
-            pixels[i] = decode(source, size, cfg.max_image_pixels)
-        except (OSError, ValueError, SyntaxError) as exc:
-            good[i] = False
-            row = i if rows is None else int(rows[i])
-            reason = "not an image" if isinstance(exc, UnidentifiedImageError) else str(exc)
-            bad.append(f"row {row} ({reason.splitlines()[0] if reason else type(exc).__name__})")
+def usable_rows(split: Any, rows: torch.Tensor | None, cfg: Options, column: str) -> torch.Tensor:
+    """The rows (None: all) whose image can be used, checked cheaply (`problem`); the others
+    are one error listing them, or (data.skip_bad_files) left out."""
+    if type(check_column(split, column, "data.image_column")).__name__ != "Image":
+        raise ConfigError(f"data.image_column {column!r} is not an Image column: {split.features[column]}")
+    rows = torch.arange(len(split)) if rows is None else rows
+    images, bad = EncodedImages(column, [(split, rows)]), {}
+    for i in range(len(images)):
+        source = images[i]
+        reason = "no image" if source is None else problem(source, cfg.max_image_pixels)
+        if reason:
+            bad[i] = f"row {int(rows[i])} ({reason})"
     if bad and not cfg.skip_bad_files:
-        listed = "; ".join(bad[:MAX_LISTED]) + (" ..." if len(bad) > MAX_LISTED else "")
+        listed = "; ".join(list(bad.values())[:MAX_LISTED]) + (" ..." if len(bad) > MAX_LISTED else "")
         raise ConfigError(
             f"{len(bad)} images of the {split.split} split do not decode: {listed}; "
             "leave them out with --set data.skip_bad_files=true"
         )
     if bad:
         note(f"{len(bad)} images of the {split.split} split left out: they do not decode")
-    return pixels, good
+    good = torch.ones(len(rows), dtype=torch.bool)  # (N,)
+    good[list(bad)] = False
+    return rows[good]
 
 
-def channel_stats(pixels: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-    """Per-channel mean and std (3,) of uint8 images (N, 3, S, S), as values in [0, 1]."""
-    total = torch.zeros(3, dtype=torch.float64)  # (3,)
-    squares = torch.zeros(3, dtype=torch.float64)  # (3,)
-    for image in pixels:
-        values = image.double() / 255.0  # (3, S, S)
-        total += values.sum(dim=(1, 2))
-        squares += values.square().sum(dim=(1, 2))
-    count = len(pixels) * pixels.shape[2] * pixels.shape[3]
-    mean = total / count  # (3,)
-    std = (squares / count - mean.square()).clamp(min=0).sqrt()  # (3,)
-    return mean.float(), std.float().clamp(min=1e-6)
-
-
-class Images(Dataset):
-    """Samples {"inputs": (3, S, S) normalised float, "targets": class index} of decoded
-    images held as uint8."""
-
-    def __init__(
-        self,
-        pixels: torch.Tensor,
-        targets: torch.Tensor,
-        mean: torch.Tensor,
-        std: torch.Tensor,
-        augmentation: str = "none",
-        flip: bool = True,
-        seed: int = 0,
-    ) -> None:
-        self.pixels, self.targets = pixels, targets  # (N, 3, S, S) uint8, (N,)
-        self.mean, self.std = mean.view(3, 1, 1), std.view(3, 1, 1)  # (3, 1, 1)
-        self.augmentation, self.flip, self.seeds = augmentation, flip, EpochSeeds(seed)
-        self.held_in_memory = augmentation == "none"  # a sample is a slice and nothing more
-
-    def set_epoch(self, epoch: int) -> None:
-        """Augmentation draws from (seed, epoch, index): the same after a resume."""
-        self.seeds.set_epoch(epoch)
-
-    def __len__(self) -> int:
-        return len(self.targets)
-
-    def __getitem__(self, index: int) -> dict[str, torch.Tensor]:
-        image = self.pixels[index].float() / 255.0  # (3, S, S)
-        if self.augmentation != "none":
-            image = augment(image, self.augmentation, self.flip, self.seeds.generator(index))
-        return {"inputs": (image - self.mean) / self.std, "targets": self.targets[index]}
-
-    def __getitems__(self, indices: list[int] | torch.Tensor) -> Sequence[Any]:
-        """A batch in one index operation (without augmentation, which draws per image)."""
-        if self.augmentation != "none":
-            return [self[i] for i in indices]
-        rows = torch.as_tensor(indices, dtype=torch.long)  # (B,)
-        images = self.pixels[rows].float() / 255.0  # (B, 3, S, S)
-        return Batch({"inputs": (images - self.mean) / self.std, "targets": self.targets[rows]})
-
-
-def images(split: Any, rows: torch.Tensor | None, cfg: Options, state: dict[str, Any]) -> tuple[torch.Tensor, torch.Tensor]:
-    """The rows' pixels (N, 3, S, S) and class indices (N,), bad images left out."""
-    pixels, good = decode_column(split, state["image_column"], rows, cfg)
-    targets = class_targets(split, state["label_column"], rows, state["classes"])  # (N,)
-    return pixels[good], targets[good]
+def image_cache(cfg: Options, part: str, column: str, parts: list[tuple[Any, torch.Tensor]]) -> ImageCache:
+    """The decoded images of the parts' rows, in order; a disk cache is named by the splits'
+    fingerprints (the datasets library's hash of their content) and the rows taken."""
+    folder = Path(cfg.root).expanduser()
+    where = str(folder.resolve()) if folder.is_dir() else cfg.root
+    key = [f"\n{column}"]
+    for split, rows in parts:
+        taken = hashlib.blake2b(rows.numpy().tobytes(), digest_size=8).hexdigest()
+        key.append(f"\n{split._fingerprint}/{taken}")
+    return ImageCache(EncodedImages(column, parts), cfg, where, part, key)
 
 
 def streamed_image(
@@ -127,11 +74,10 @@ def streamed_image(
 ) -> dict[str, torch.Tensor]:
     """One row of an Arrow file as a sample, prepared as the images held in memory are."""
     cell = record[column] or {}
-    try:
-        pixels = decode(cell.get("bytes") or cell.get("path") or b"", size, max_pixels)
-    except (OSError, ValueError, SyntaxError) as exc:
-        raise ConfigError(f"an image of column {column!r} does not decode: {exc}") from None
-    image = pixels.float() / 255.0  # (3, S, S)
+    if not cell.get("bytes") and not cell.get("path"):
+        raise ConfigError(f"a row of column {column!r} has no image")
+    source = io.BytesIO(cell["bytes"]) if cell.get("bytes") else Path(cell["path"])
+    image = load_image(source, size, max_pixels)  # (3, S, S)
     inputs = (image - mean.view(3, 1, 1)) / std.view(3, 1, 1)
     return {"inputs": inputs, "targets": torch.tensor(labels[str(record[label])])}
 
@@ -142,8 +88,10 @@ def streams(cfg: Options, seed: int, state: dict[str, Any], splits: list[Any]) -
     train = splits[0]
     if "mean" not in state:  # from evenly spaced training images
         rows = torch.arange(0, len(train), max(len(train) // MAX_STATS_IMAGES, 1))
-        pixels, good = decode_column(train, state["image_column"], rows, cfg)
-        state["mean"], state["std"] = channel_stats(pixels[good])
+        rows = usable_rows(train, rows, cfg, state["image_column"])
+        images = EncodedImages(state["image_column"], [(train, rows)])
+        cache = ImageCache(images, dataclasses.replace(cfg, cache="none"), "", "", ())
+        state["mean"], state["std"] = cache.channel_stats(len(rows))
     decode_row = functools.partial(
         streamed_image,
         column=state["image_column"],

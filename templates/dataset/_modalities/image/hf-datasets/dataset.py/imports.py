@@ -1,18 +1,21 @@
 
+import bisect
+import dataclasses
 import functools
+import hashlib
 import io
-from collections.abc import Iterator, Sequence
+import itertools
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 import torch
-from torch.utils.data import Dataset
 
 from ..config import ConfigError, option
 from ..tasks import DataSpec
-from . import Batch, DataBundle, hold_out, note
-from ._augment import EpochSeeds, augment
-from ._inputs import RawInputs, image_files, to_rgb
+from . import DataBundle, hold_out, note
+from ._images import IMAGE_EXTENSIONS, MAX_STATS_IMAGES, ImageCache, Images, load_image, problem
+from ._inputs import RawInputs, image_files
 from ._streams import Shard, ShardStream, shard_index
 from ._synthetic import SyntheticOptions, make_splits

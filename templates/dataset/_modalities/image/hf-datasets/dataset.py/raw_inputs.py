@@ -5,7 +5,7 @@
     mean, std = state["mean"].view(3, 1, 1), state["std"].view(3, 1, 1)  # (3, 1, 1)
 
     def prepare(path: Path) -> dict[str, torch.Tensor]:
-        image = decode(path, cfg.image_size, cfg.max_image_pixels).float() / 255.0  # (3, S, S)
+        image = load_image(path, cfg.image_size, cfg.max_image_pixels)  # (3, S, S)
         return {"inputs": (image - mean) / std}
 
     steps = {

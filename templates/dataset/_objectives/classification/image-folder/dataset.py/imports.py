@@ -1,3 +1,2 @@
 
 import dataclasses
-import hashlib

@@ -1,5 +1,4 @@
 
 import csv
 import dataclasses
-import hashlib
 import json
