@@ -37,7 +37,6 @@ from fastapi import FastAPI, Request
 from fastapi.responses import JSONResponse
 from torch.utils.data import default_collate
 
-from . import checkpoint as ckpt
 from .config import ConfigError, component
 from .data._inputs import RawInputs
 from .data._synthetic import example_batch
@@ -141,7 +140,6 @@ def serve(args: argparse.Namespace) -> int:
 def metadata(inference: Inference, checkpoint: Path) -> dict[str, Any]:
     """What /metadata says: the task, its outputs, the model, the checkpoint's provenance
     and the model card beside it (None where there is none)."""
-    saved = ckpt.load_checkpoint(checkpoint)
     card = checkpoint.with_name("MODEL_CARD.md")  # about best.pt, not another checkpoint
     has_card = checkpoint.name == "best.pt" and card.is_file()
     return {
@@ -154,8 +152,8 @@ def metadata(inference: Inference, checkpoint: Path) -> dict[str, Any]:
             "about": (component("model", inference.config.model.name).__doc__ or "").strip(),
             "parameters": sum(p.numel() for p in inference.model.parameters()),
         },
-        "checkpoint": {"file": checkpoint.name, "step": saved.get("step")},
-        "provenance": saved.get("provenance"),
+        "checkpoint": {"file": checkpoint.name, "step": inference.about["step"]},
+        "provenance": inference.about["provenance"],
         "model_card": card.read_text(encoding="utf-8") if has_card else None,
     }
 

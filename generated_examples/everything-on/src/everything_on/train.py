@@ -164,9 +164,9 @@ def train(run: Run, monitor: Monitor) -> dict[str, Any]:
                 lower_lr(run.scheduler)  # lr_patience more evaluations without improvement
         if task.is_better(result[task.monitor], state.best_metric):
             state.best_metric, state.best_scores = result[task.monitor], result
-            save(run, "best")
+            saved = save(run, "best")
             if run.info.is_main and (out_dir / "best.pt").is_file():  # MODEL_CARD.md beside it
-                provenance.write_card(out_dir / "best.pt", run.model)
+                provenance.write_card(out_dir / "best.pt", run.model, saved)
         save(run, "last")
         if stop_early and run.info.is_main:
             print(f"early stopping: no improvement of {task.monitor} in {patience} evaluations")
@@ -313,7 +313,7 @@ def check_finite(summary: LossSummary | None, run: Run) -> None:
         print(f"warning: {message}", file=sys.stderr)
 
 
-def save(run: Run, stem: str) -> None:
+def save(run: Run, stem: str) -> dict[str, Any]:
     """Checkpoint `stem`.pt from rank 0, or under train.strategy=fsdp `stem`.dcp, a
     directory every rank writes its shards into; never non-finite weights. Every rank
     waits for it."""
@@ -338,3 +338,4 @@ def save(run: Run, stem: str) -> None:
     elif run.info.is_main:
         ckpt.save_if_finite(path, ckpt.training_payload(run.model, run.optimizer, state))
     barrier(run.info)
+    return state  # what was saved, but the model's and optimizer's states

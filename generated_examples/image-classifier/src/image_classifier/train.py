@@ -146,9 +146,9 @@ def train(run: Run, monitor: Monitor) -> dict[str, Any]:
             stop_early = 0 < patience <= stale
         if task.is_better(result[task.monitor], state.best_metric):
             state.best_metric, state.best_scores = result[task.monitor], result
-            save(run, "best")
+            saved = save(run, "best")
             if run.info.is_main and (out_dir / "best.pt").is_file():  # MODEL_CARD.md beside it
-                provenance.write_card(out_dir / "best.pt", run.model)
+                provenance.write_card(out_dir / "best.pt", run.model, saved)
         save(run, "last")
         if stop_early and run.info.is_main:
             print(f"early stopping: no improvement of {task.monitor} in {patience} evaluations")
@@ -244,7 +244,7 @@ def check_finite(summary: LossSummary | None, run: Run) -> None:
         print(f"warning: {message}", file=sys.stderr)
 
 
-def save(run: Run, stem: str) -> None:
+def save(run: Run, stem: str) -> dict[str, Any]:
     """Checkpoint `stem`.pt from rank 0, never with non-finite weights; every rank waits."""
     path = run.out_dir / f"{stem}.pt"
     state = ckpt.training_state(
@@ -260,3 +260,4 @@ def save(run: Run, stem: str) -> None:
     if run.info.is_main:
         ckpt.save_if_finite(path, ckpt.training_payload(run.model, run.optimizer, state))
     barrier(run.info)
+    return state  # what was saved, but the model's and optimizer's states

@@ -47,6 +47,7 @@ class Inference:
     task: Task
     model: nn.Module
     precision: Precision
+    about: dict[str, Any]  # the checkpoint's step and provenance
 
 
 def load_inference(
@@ -59,7 +60,8 @@ def load_inference(
     state = checkpoint.get("data_state") or {}
     task = get_task(config.task).for_data(spec, state)
     amp = precision(device, config.train)
-    return Inference(config, spec, state, task, model.to(device).eval(), amp)
+    about = {key: checkpoint.get(key) for key in ("step", "provenance")}
+    return Inference(config, spec, state, task, model.to(device).eval(), amp, about)
 
 
 def evaluate_checkpoint(

@@ -49,6 +49,7 @@ class Inference:
     task: Task
     model: nn.Module
     precision: Precision
+    about: dict[str, Any]  # the checkpoint's step and provenance
 
 
 def load_inference(
@@ -62,7 +63,8 @@ def load_inference(
     task = get_task(config.task).for_data(spec, state)
     task = task.with_thresholds(checkpoint.get("thresholds"))  # tuned on val in training
     amp = precision(device, config.train)
-    return Inference(config, spec, state, task, model.to(device).eval(), amp)
+    about = {key: checkpoint.get(key) for key in ("step", "provenance")}
+    return Inference(config, spec, state, task, model.to(device).eval(), amp, about)
 
 
 def evaluate_checkpoint(

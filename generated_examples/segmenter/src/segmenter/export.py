@@ -33,7 +33,7 @@ from typing import Any
 import torch
 from torch import nn
 
-from .checkpoint import is_checkpoint, load_checkpoint
+from .checkpoint import is_checkpoint
 from .config import component
 from .data._synthetic import example_batch
 from .evaluate import Inference, load_inference
@@ -274,7 +274,7 @@ def describe(
         "config": inference.config.to_dict(),
         "torch_version": torch.__version__,
         "template_version": template_version(),
-        "provenance": load_checkpoint(args.checkpoint).get("provenance"),
+        "provenance": inference.about["provenance"],
     }
 
 

@@ -19,14 +19,12 @@ way its format ends; a full decode only when in doubt) and lists all the unreada
 truncated, non-image and oversized files in one error; `data.skip_bad_files=true` leaves
 them out instead and prints how many.
 
-Images are decoded with Pillow, turned upright by their EXIF orientation, converted to
-RGB the same way for every mode (transparency composited on white, 16-bit grey scaled
-from its full range, palette, CMYK and the rest by Pillow's conversion), resized to
-data.image_size x data.image_size, augmented (training split only: `data.augment`, see
-_augment.py) and normalised per channel with the mean/std of the training split. Class
-names and those statistics go into `bundle.state` (saved in checkpoints), so evaluation
-prepares images exactly as training did, and so does `predict`, from the checkpoint alone
-(`raw_inputs`).
+Images are decoded by data/_images.py (this file holds the folder's layout): upright by
+their EXIF orientation, RGB (see _inputs.to_rgb), resized to data.image_size x
+data.image_size, augmented (training split only: `data.augment`, see _augment.py) and
+normalised per channel with the mean/std of the training split. Class names and those
+statistics go into `bundle.state` (saved in checkpoints), so evaluation prepares images
+exactly as training did, and so does `predict`, from the checkpoint alone (`raw_inputs`).
 
 `data.processor` (a hub id or local directory: the one of `model.pretrained`, for the
 `hf-vision` model kind) hands those decisions to that model's Hugging Face image processor
@@ -40,44 +38,30 @@ yours: `ptgen update` never touches it.
 
 `data.cache` keeps the decoded, resized images (uint8) so that only the first epoch
 decodes: "disk" (the default) writes them to one file in `data.cache_dir`, reused by later
-runs until a file of the folder changes; "memory" holds them for this run only; "none"
-decodes every epoch. The cache is filled before the first epoch, in parallel, in the main
-process, so the loader's workers share it; augmentation still applies to every image read
-from it.
+runs until a file of the folder changes (`files_key`); "memory" holds them for this run
+only; "none" decodes every epoch. Augmentation still applies to every image read from it.
 """
 
 from __future__ import annotations
 
 import csv
 import dataclasses
-import hashlib
 import json
-import os
-import time
-from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import numpy as np
 import torch
-from PIL import Image, ImageOps, UnidentifiedImageError
-from torch.utils.data import DataLoader, Dataset
+from PIL import Image
 
 from ..config import ConfigError, option
 from ..tasks import DataSpec
-from . import Batch, DataBundle, hold_out, note, worker_count
-from ._augment import EpochSeeds, augment
-from ._inputs import RawInputs, image_files, to_rgb
+from . import DataBundle, hold_out, note
+from ._images import BILINEAR, IMAGE_EXTENSIONS, ImageCache, Images, files_key, load_image, problem
+from ._inputs import RawInputs, image_files
 from ._synthetic import SyntheticOptions, make_splits
 
-IMAGE_EXTENSIONS = {".png", ".jpg", ".jpeg", ".bmp", ".gif", ".webp", ".tif", ".tiff"}
-MAX_STATS_IMAGES = 2000  # mean/std are estimated on at most this many training images
 MAX_LISTED = 50  # bad files named in the error; the count covers them all
-CACHE_FORMAT = (
-    "rgb-2"  # part of a disk cache's name (with the filter): change it when decode() does
-)
-BILINEAR = int(Image.Resampling.BILINEAR)  # the filter without data.processor
 
 
 @dataclass
@@ -132,255 +116,6 @@ class Options(SyntheticOptions):
     processor: str = option(
         "", "Hugging Face image processor (model.pretrained's) deciding size, filter, mean and std"
     )
-
-
-def decode(path: Path, size: int, max_pixels: int, resample: int = BILINEAR) -> torch.Tensor:
-    """One image file as uint8 pixels (3, size, size): what the cache holds."""
-    # checked here, as `problem` checks it: Pillow only warns up to twice its limit
-    Image.MAX_IMAGE_PIXELS = None  # per call: DataLoader workers may not share it
-    try:
-        with Image.open(path) as image:  # reads the header only
-            if image.width * image.height > max_pixels:
-                raise Image.DecompressionBombError(f"{image.width}x{image.height} pixels")
-            ImageOps.exif_transpose(image, in_place=True)  # camera photos store a rotation
-            rgb = to_rgb(image).resize((size, size), Image.Resampling(resample))
-    except Image.DecompressionBombError as exc:
-        raise ConfigError(
-            f"image {path} has more pixels ({exc}) than data.max_image_pixels ({max_pixels}); "
-            "if you trust the file, raise it (--set data.max_image_pixels=N)"
-        ) from None
-    except (OSError, UnidentifiedImageError, SyntaxError, ValueError) as exc:
-        raise ConfigError(f"cannot read image {path}: {exc}") from None
-    pixels = torch.frombuffer(bytearray(rgb.tobytes()), dtype=torch.uint8)  # (H*W*3,)
-    return pixels.view(size, size, 3).permute(2, 0, 1).contiguous()  # (3, H, W)
-
-
-def load_image(path: Path, size: int, max_pixels: int, resample: int = BILINEAR) -> torch.Tensor:
-    """One image file as a float tensor (3, size, size) with values in [0, 1]."""
-    return decode(path, size, max_pixels, resample).float() / 255.0  # (3, H, W)
-
-
-class Decoded(Dataset):
-    """The uint8 pixels (3, S, S) of a list of files, by index: the cache's fill reads
-    them through a DataLoader, so that its workers decode in parallel."""
-
-    def __init__(
-        self, files: list[Path], size: int, max_pixels: int, resample: int = BILINEAR
-    ) -> None:
-        self.files, self.size, self.max_pixels, self.resample = files, size, max_pixels, resample
-
-    def __len__(self) -> int:
-        return len(self.files)
-
-    def __getitem__(self, index: int) -> torch.Tensor:
-        return decode(self.files[index], self.size, self.max_pixels, self.resample)  # (3, S, S)
-
-
-class ImageCache:
-    """The decoded, resized images (N, 3, S, S) uint8 of a list of files.
-
-    `fill()` runs in the main process before the loaders' workers start: workers forked
-    later read the same memory pages, spawned ones get the tensor through shared memory
-    (memory) or reopen the file (disk). A disk cache is named by a hash of every file's
-    path, size and modification time, the image size and CACHE_FORMAT: any change to the
-    folder gives a new name, so a stale cache is never read; it is written to a temporary
-    file and renamed, so a killed fill never leaves a partial file under that name."""
-
-    def __init__(
-        self, files: list[Path], cfg: Options, part: str, resample: int = BILINEAR
-    ) -> None:
-        self.decoded = Decoded(files, cfg.image_size, cfg.max_image_pixels, resample)
-        self.kind, self.num_workers = cfg.cache, cfg.num_workers
-        self.shape = (len(files), 3, cfg.image_size, cfg.image_size)
-        self.path = cache_file(files, cfg, part, resample) if cfg.cache == "disk" else None
-        self.pixels: torch.Tensor | None = None  # (N, 3, S, S) uint8 once filled
-        self.looked = False  # whether this process has looked for an existing disk cache
-        self.filled = False
-
-    def __getstate__(self) -> dict[str, Any]:
-        state = dict(self.__dict__)
-        if self.path is not None:  # a spawned worker maps the file itself, never copies it
-            state.update(pixels=None, looked=False)
-        return state
-
-    def __getitem__(self, index: int) -> torch.Tensor:
-        """Image `index` (3, S, S) uint8: from the cache when it holds it, else decoded."""
-        cached = self.get(index)
-        return cached if cached is not None else self.decoded[index]
-
-    def get(self, index: int) -> torch.Tensor | None:
-        """Image `index` (3, S, S) uint8, or None when the cache has not been filled."""
-        if self.pixels is None and not self.looked:
-            self.looked = True
-            self.pixels = self.open()  # a disk cache an earlier process filled
-        return None if self.pixels is None else self.pixels[index]
-
-    def open(self) -> torch.Tensor | None:
-        """The disk cache's pixels if its file exists whole (else None), memory-mapped."""
-        if self.path is None or not self.path.is_file():
-            return None
-        if self.path.stat().st_size != np.prod(self.shape):
-            return None
-        pixels = np.memmap(self.path, np.uint8, mode="c", shape=self.shape)  # "c": never written
-        return torch.from_numpy(pixels)  # (N, 3, S, S)
-
-    def fill(self) -> None:
-        """Decode every image once (in parallel) unless the cache holds them already."""
-        if self.kind == "none" or self.filled:
-            return
-        self.filled, self.looked = True, True
-        self.pixels = self.pixels if self.pixels is not None else self.open()
-        if self.pixels is not None:
-            note(f"reusing the image cache {self.path} ({len(self.decoded)} images)")
-            return
-        start, megabytes = time.perf_counter(), np.prod(self.shape) / 1e6
-        where = "memory" if self.path is None else str(self.path)
-        note(f"caching {len(self.decoded)} decoded images ({megabytes:.0f} MB) in {where} ...")
-        if self.path is None:
-            self.pixels = torch.empty(self.shape, dtype=torch.uint8)  # (N, 3, S, S)
-            self.decode_into(self.pixels)
-        else:
-            self.pixels = self.write_file()
-        note(f"cached {len(self.decoded)} images in {time.perf_counter() - start:.1f} s")
-
-    def decode_into(self, pixels: torch.Tensor) -> None:
-        """Every image decoded, in order, into pixels (N, 3, S, S)."""
-        workers = worker_count(self.num_workers, self.decoded)
-        # Its own generator: the loader's seed never draws from the global RNG (training's).
-        batches = DataLoader(
-            self.decoded, batch_size=64, num_workers=workers, generator=torch.Generator()
-        )
-        done = 0
-        for batch in batches:  # (B, 3, S, S)
-            pixels[done : done + len(batch)] = batch
-            done += len(batch)
-
-    def write_file(self) -> torch.Tensor:
-        """Fill the disk cache: a temporary file, renamed once whole; the older caches of
-        the same folder, and the temporary files of fills that were killed, are removed."""
-        assert self.path is not None
-        partial = self.path.with_name(f".{self.path.name}.{os.getpid()}.tmp")
-        try:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-            with partial.open("wb") as handle:
-                reserve(handle.fileno(), int(np.prod(self.shape)))
-            pixels = np.memmap(partial, np.uint8, mode="r+", shape=self.shape)
-            self.decode_into(torch.from_numpy(pixels))
-            pixels.flush()
-            del pixels
-            os.replace(partial, self.path)
-        except OSError as exc:
-            raise ConfigError(
-                f"cannot write the image cache {self.path}: {exc.strerror or exc} "
-                "(--set data.cache_dir=ANOTHER_FOLDER, or --set data.cache=memory)"
-            ) from None
-        finally:
-            partial.unlink(missing_ok=True)
-        remove_stale(self.path)
-        opened = self.open()
-        assert opened is not None
-        return opened
-
-
-def remove_stale(path: Path) -> None:
-    """Other caches of the folder `path` caches (its contents changed since), and
-    temporary files whose writer is no longer running."""
-    folder = path.name.rpartition("-")[0]
-    for old in path.parent.glob(f"{folder}-*.u8"):
-        if old != path:
-            old.unlink(missing_ok=True)
-    for partial in path.parent.glob(f".{folder}-*.u8.*.tmp"):
-        pid = partial.name.split(".")[-2]
-        try:
-            os.kill(int(pid), 0)  # signal 0: only asks whether the process exists
-        except ProcessLookupError:
-            partial.unlink(missing_ok=True)
-        except (OSError, ValueError):
-            pass  # alive (perhaps another user's), or not a name this code wrote
-
-
-def reserve(fd: int, size: int) -> None:
-    """The file's whole size on disk now, so that a full disk is an error here rather than
-    a crash (SIGBUS) when the memory map is written."""
-    if hasattr(os, "posix_fallocate"):
-        os.posix_fallocate(fd, 0, size)
-    else:  # macOS, Windows: a sparse file, its space taken as it is written
-        os.ftruncate(fd, size)
-
-
-def cache_file(files: list[Path], cfg: Options, part: str, resample: int = BILINEAR) -> Path:
-    """`cache_dir/<folder>-<part>-<hash of where the folder is>-<hash of its contents>.u8`."""
-    root = Path(cfg.root).expanduser()
-    key = f"{CACHE_FORMAT}/{resample}/{cfg.image_size}"
-    contents = hashlib.blake2b(key.encode(), digest_size=8)
-    for path in files:  # in the dataset's order: cache index i is file i
-        stat = path.stat()
-        contents.update(f"\n{path.relative_to(root)}/{stat.st_size}/{stat.st_mtime_ns}".encode())
-    where = hashlib.blake2b(str(root.resolve()).encode(), digest_size=4).hexdigest()
-    name = f"{root.resolve().name}-{part}-{where}-{contents.hexdigest()}.u8"
-    return Path(cfg.cache_dir).expanduser() / name
-
-
-class ImageFolder(Dataset):
-    """Samples {"inputs": (3, S, S) normalised float, "targets": class index}."""
-
-    def __init__(
-        self,
-        files: list[tuple[Path, int]],
-        size: int,
-        mean: torch.Tensor,
-        std: torch.Tensor,
-        max_pixels: int,
-        augmentation: str = "none",
-        flip: bool = True,
-        seed: int = 0,
-        cache: ImageCache | None = None,
-        offset: int = 0,
-        resample: int = BILINEAR,
-    ) -> None:
-        self.files, self.size, self.max_pixels, self.resample = files, size, max_pixels, resample
-        self.targets = [label for _, label in files]  # class weights need no decoding
-        self.mean, self.std = mean.view(3, 1, 1), std.view(3, 1, 1)  # (3, 1, 1)
-        self.augmentation, self.flip, self.seeds = augmentation, flip, EpochSeeds(seed)
-        self.cache, self.offset = cache, offset  # file i is the cache's image offset + i
-
-    def set_epoch(self, epoch: int) -> None:
-        """Called by the training sampler before each epoch, in the main process: fills the
-        cache (once); augmentation draws from (seed, epoch, index)."""
-        if self.cache is not None:
-            self.cache.fill()
-        self.seeds.set_epoch(epoch)
-
-    def __len__(self) -> int:
-        return len(self.files)
-
-    def __getitem__(self, index: int) -> dict[str, torch.Tensor]:
-        path, label = self.files[index]
-        if self.cache is not None:
-            pixels = self.cache[self.offset + index]  # (3, S, S) uint8
-        else:
-            pixels = decode(path, self.size, self.max_pixels, self.resample)  # (3, S, S) uint8
-        image = pixels.float() / 255.0  # (3, S, S), as load_image gives it
-        if self.augmentation != "none":
-            image = augment(image, self.augmentation, self.flip, self.seeds.generator(index))
-        return {"inputs": (image - self.mean) / self.std, "targets": torch.tensor(label)}
-
-    @property
-    def held_in_memory(self) -> bool:
-        """Whether a sample is a slice of the decoded images and nothing more (data.cache
-        memory or disk, no augmentation): loader workers would only copy them."""
-        return self.cache is not None and self.cache.kind != "none" and self.augmentation == "none"
-
-    def __getitems__(self, indices: list[int] | torch.Tensor) -> Sequence[Any]:
-        """A batch from the cache in one index operation, as __getitem__ would give each
-        image; one image at a time without a filled cache, or with augmentation (drawn
-        per image)."""
-        if self.cache is None or self.augmentation != "none" or self.cache.get(0) is None:
-            return [self[i] for i in indices]
-        rows = torch.as_tensor(indices, dtype=torch.long) + self.offset  # (B,)
-        images = self.cache.pixels[rows].float() / 255.0  # (B, 3, S, S)
-        targets = torch.tensor([self.targets[i] for i in indices])  # (B,)
-        return Batch({"inputs": (images - self.mean) / self.std, "targets": targets})
 
 
 def visible(path: Path, base: Path) -> bool:
@@ -491,49 +226,6 @@ def labelled(
     return result
 
 
-def file_ends_whole(head: bytes, tail: bytes, size: int, image_format: str | None) -> bool:
-    """Whether a file ends the way its format ends (PNG's IEND chunk, JPEG's end marker,
-    ...): a truncated file does not. False for formats without such a check."""
-    tail = tail.rstrip(b"\0")  # some writers pad the end with zeros
-    ends = {"PNG": b"IEND\xaeB`\x82", "JPEG": b"\xff\xd9", "MPO": b"\xff\xd9", "GIF": b";"}
-    if image_format in ends:
-        return tail.endswith(ends[image_format])
-    if image_format == "BMP":  # the header states the file size
-        return size >= int.from_bytes(head[2:6], "little")
-    if image_format == "WEBP":  # so does the RIFF container's
-        return size >= int.from_bytes(head[4:8], "little") + 8
-    return False
-
-
-def problem(path: Path, max_pixels: int) -> str | None:
-    """Why an image file cannot be used (None: it can). Reads the header and both ends of
-    the file; decodes it only when its end is in doubt, and then Pillow decides."""
-    try:
-        with path.open("rb") as handle:
-            head = handle.read(16)
-            size = handle.seek(0, os.SEEK_END)
-            if size == 0:
-                return "empty file"
-            handle.seek(max(size - 16, 0))
-            tail = handle.read()
-            handle.seek(0)
-            Image.MAX_IMAGE_PIXELS = None  # the size is checked here, without a warning
-            with Image.open(handle) as image:
-                width, height = image.size
-                if width * height > max_pixels:
-                    return (
-                        f"{width}x{height} pixels, over data.max_image_pixels ({max_pixels}); "
-                        f"if you trust it: --set data.max_image_pixels={width * height}"
-                    )
-                if not file_ends_whole(head, tail, size, image.format):
-                    image.load()  # raises on truncated data
-    except UnidentifiedImageError:
-        return "not an image Pillow can read"
-    except (OSError, SyntaxError, ValueError) as exc:
-        return "truncated" if "truncated" in str(exc).lower() else f"cannot be decoded ({exc})"
-    return None
-
-
 def drop_bad_files(splits: list[dict[str, list[Path]]], cfg: Options) -> None:
     """Check every file of the splits once; list the bad ones in one error, or with
     data.skip_bad_files leave them out (in place) and print how many."""
@@ -580,23 +272,6 @@ def split_classes(
         train[name] = [files[i] for i in train_index.tolist()]
         val[name] = [files[i] for i in val_index.tolist()]
     return train, val
-
-
-def channel_stats(cache: ImageCache, count: int) -> tuple[torch.Tensor, torch.Tensor]:
-    """Per-channel mean and std (3,) over (an evenly spaced subset of) the training images,
-    the cache's first `count`, accumulated one image at a time so large images never all
-    sit in memory; read from the cache when an earlier run filled it, else decoded."""
-    total = torch.zeros(3, dtype=torch.float64)  # (3,)
-    squares = torch.zeros(3, dtype=torch.float64)  # (3,)
-    subset = range(0, count, max(count // MAX_STATS_IMAGES, 1))
-    for index in subset:
-        image = (cache[index].float() / 255.0).double()  # (3, S, S), as load_image gives it
-        total += image.sum(dim=(1, 2))  # (3,)
-        squares += image.square().sum(dim=(1, 2))  # (3,)
-    values = len(subset) * cache.shape[2] * cache.shape[3]  # per channel
-    mean = total / values  # (3,)
-    std = (squares / values - mean.square()).clamp(min=0).sqrt()  # (3,)
-    return mean.float(), std.float().clamp(min=1e-6)  # a flat channel must not divide by 0
 
 
 def load_splits(cfg: Options) -> tuple[dict[str, list[Path]], dict[str, list[Path]]]:
@@ -685,48 +360,31 @@ def build(cfg: Options, seed: int, state: dict[str, Any] | None = None) -> DataB
     if not val_files:
         raise FileNotFoundError(f"no validation images in {cfg.root}/val/<class>/")
     # One cache for both splits: the training sampler's first set_epoch fills it.
-    cache = ImageCache([path for path, _ in train_files + val_files], cfg, "trainval", resample)
+    root = Path(cfg.root).expanduser()
+    files, where = [path for path, _ in train_files + val_files], str(root.resolve())
+    cache = ImageCache(files, cfg, where, "trainval", files_key(files, root), resample)
     if state:
         mean, std = state["mean"], state["std"]
     elif "mean" in steps:
         mean, std = steps["mean"], steps["std"]
     else:
-        mean, std = channel_stats(cache, len(train_files))
-    size, pixels = cfg.image_size, cfg.max_image_pixels
-    spec = DataSpec(num_outputs=len(classes), in_channels=3, image_size=size)
-    test_dir = Path(cfg.root).expanduser() / "test"
+        mean, std = cache.channel_stats(len(train_files))
+    spec = DataSpec(num_outputs=len(classes), in_channels=3, image_size=cfg.image_size)
+    test_dir = root / "test"
 
-    def load_test() -> ImageFolder:
+    def load_test() -> Images:
         by_class = find_images(test_dir)
         drop_bad_files([by_class], cfg)
         files = labelled(by_class, sets, classes, root, "test")
-        cache = ImageCache([path for path, _ in files], cfg, "test", resample)
+        paths = [path for path, _ in files]
+        cache = ImageCache(paths, cfg, where, "test", files_key(paths, root), resample)
         cache.fill()  # only `evaluate --split test` asks: now, before its loader starts
-        return ImageFolder(files, size, mean, std, pixels, cache=cache, resample=resample)
+        return Images(cache, [target for _, target in files], mean, std)
 
+    train_targets, val_targets = [t for _, t in train_files], [t for _, t in val_files]
     return DataBundle(
-        ImageFolder(
-            train_files,
-            size,
-            mean,
-            std,
-            pixels,
-            cfg.augment,
-            cfg.augment_flip,
-            seed,
-            cache,
-            resample=resample,
-        ),
-        ImageFolder(  # evaluation never augments
-            val_files,
-            size,
-            mean,
-            std,
-            pixels,
-            cache=cache,
-            offset=len(train_files),
-            resample=resample,
-        ),
+        Images(cache, train_targets, mean, std, cfg.augment, cfg.augment_flip, seed),
+        Images(cache, val_targets, mean, std, offset=len(train_files)),  # never augmented
         spec,
         state={"classes": classes, "mean": mean, "std": std, **steps},
         load_test=load_test if test_dir.is_dir() else None,
