@@ -100,15 +100,15 @@ def warn_changes(checkpoint: dict[str, Any], config: dict[str, Any]) -> None:
         print(f"warning: since the checkpoint was written: {'; '.join(changed)}", file=sys.stderr)
 
 
-def write_card(path: str | Path, model: torch.nn.Module, checkpoint: dict, test: Any = None) -> None:
-    """MODEL_CARD.md (Hugging Face's layout) beside best.pt `path` (its saved dict), and `test`."""
-    config, facts = checkpoint["config"], checkpoint["provenance"]
+def write_card(path: str | Path, model: torch.nn.Module, saved: dict, test: Any = None) -> None:
+    """MODEL_CARD.md (Hugging Face's layout) beside best.pt `path`: its `saved` dict, `test`."""
+    config, facts = saved["config"], saved["provenance"]
     where = os.path.relpath(path, PROJECT)
-    scores = {"validation": checkpoint.get("best_scores") or {}, "test": test or {}}
+    scores = {"validation": saved.get("best_scores") or {}, "test": test or {}}
     metrics = {f"{s} {k}": v for s, d in scores.items() for k, v in d.items() if type(v) is float}
     default = dict(flatten(load_config().to_dict()))
     changed = [redact(f"{k}={json.dumps(v)}") for k, v in flatten(config) if default.get(k) != v]
-    classes = (checkpoint.get("data_state") or {}).get("classes") or ["not named"]
+    classes = (saved.get("data_state") or {}).get("classes") or ["not named"]
     listed = "\n".join(f"- {name}: {value:.6g}" for name, value in metrics.items())
     uses = "\n".join(use.format(package=__package__, path=where) for use in USES)
     text = f"""---
@@ -117,7 +117,7 @@ tags: [pytorch, ptgen, {config["task"]}]
 metrics: {json.dumps(list(metrics))}
 ---
 
-# {__package__}: {config["task"]} (`{where}`, step {checkpoint["step"]})
+# {__package__}: {config["task"]} (`{where}`, step {saved["step"]})
 
 - data: `{json.dumps(facts["data"])}`; classes: {", ".join(map(str, classes))}
 - model: {config["model"]["name"]}, {sum(p.numel() for p in model.parameters()):,} parameters
