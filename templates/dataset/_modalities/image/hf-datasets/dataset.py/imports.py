@@ -15,7 +15,7 @@ import torch
 from ..config import ConfigError, option
 from ..tasks import DataSpec
 from . import DataBundle, hold_out, note
-from ._images import IMAGE_EXTENSIONS, MAX_STATS_IMAGES, ImageCache, Images, load_image, problem
-from ._inputs import RawInputs, image_files
+from ._images import MAX_STATS_IMAGES, ImageCache, Images, image_inputs, load_image, problem
+from ._inputs import RawInputs
 from ._streams import Shard, ShardStream, shard_index
 from ._synthetic import SyntheticOptions, make_splits
