@@ -21,7 +21,7 @@ from torch.utils.data import DataLoader, Dataset
 from ..config import ConfigError
 from . import Batch, note, worker_count
 from ._augment import EpochSeeds, augment
-from ._inputs import to_rgb
+from ._inputs import RawInputs, image_files, to_rgb
 
 IMAGE_EXTENSIONS = {".png", ".jpg", ".jpeg", ".bmp", ".gif", ".webp", ".tif", ".tiff"}
 MAX_STATS_IMAGES = 2000  # mean/std are estimated on at most this many training images
@@ -55,6 +55,29 @@ def decode(source: Source, size: int, max_pixels: int, resample: int = BILINEAR)
 def load_image(image: Source, size: int, max_pixels: int, resample: int = BILINEAR) -> torch.Tensor:
     """One image as a float tensor (3, size, size) with values in [0, 1]."""
     return decode(image, size, max_pixels, resample).float() / 255.0  # (3, H, W)
+
+
+def image_inputs(
+    state: dict[str, Any], size: int, max_pixels: int, resample: int = BILINEAR
+) -> RawInputs:
+    """Image files, folders or globs for `predict` and `serve`, prepared as the training
+    images were: decoded as the cache decodes them, normalised with `state`'s statistics."""
+    mean, std = state["mean"].view(3, 1, 1), state["std"].view(3, 1, 1)  # (3, 1, 1)
+
+    def prepare(path: Path) -> dict[str, torch.Tensor]:
+        return {"inputs": (load_image(path, size, max_pixels, resample) - mean) / std}
+
+    steps = {
+        "read": "any Pillow image, EXIF-rotated, converted to RGB",
+        "resize": [size, size],  # width, height
+        "resample": Image.Resampling(resample).name.lower(),  # Pillow's filter
+        "scale": 1 / 255,  # pixel bytes to [0, 1]
+        "normalize": {"mean": state["mean"].tolist(), "std": state["std"].tolist()},
+        "layout": "CHW float32, (pixel * scale - mean) / std per channel",
+    }
+    if "processor" in state:  # image-folder's data.processor: the one these steps came from
+        steps["processor"] = state["processor"]
+    return RawInputs(lambda sources: image_files(sources, IMAGE_EXTENSIONS), prepare, steps)
 
 
 def file_ends_whole(head: bytes, tail: bytes, size: int, image_format: str | None) -> bool:

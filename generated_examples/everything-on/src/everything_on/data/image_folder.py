@@ -44,13 +44,20 @@ from pathlib import Path
 from typing import Any
 
 import torch
-from PIL import Image
 
 from ..config import ConfigError, option
 from ..tasks import DataSpec
 from . import DataBundle, hold_out, note
-from ._images import BILINEAR, IMAGE_EXTENSIONS, ImageCache, Images, files_key, load_image, problem
-from ._inputs import RawInputs, image_files
+from ._images import (
+    BILINEAR,
+    IMAGE_EXTENSIONS,
+    ImageCache,
+    Images,
+    files_key,
+    image_inputs,
+    problem,
+)
+from ._inputs import RawInputs
 from ._synthetic import SyntheticOptions, make_splits
 
 MAX_LISTED = 50  # bad files named in the error; the count covers them all
@@ -295,21 +302,5 @@ def raw_inputs(cfg: Options, state: dict[str, Any]) -> RawInputs | None:
     trained on the synthetic images (they have no file format)."""
     if not state:
         return None
-    mean, std = state["mean"].view(3, 1, 1), state["std"].view(3, 1, 1)  # (3, 1, 1)
     size, resample = state.get("image_size", cfg.image_size), state.get("resample", BILINEAR)
-
-    def prepare(path: Path) -> dict[str, torch.Tensor]:
-        image = load_image(path, size, cfg.max_image_pixels, resample)  # (3, S, S)
-        return {"inputs": (image - mean) / std}
-
-    steps = {
-        "read": "any Pillow image, converted to RGB",
-        "resize": [size, size],  # width, height
-        "resample": Image.Resampling(resample).name.lower(),  # Pillow's filter
-        "scale": 1 / 255,  # pixel bytes to [0, 1]
-        "normalize": {"mean": state["mean"].tolist(), "std": state["std"].tolist()},
-        "layout": "CHW float32, (pixel * scale - mean) / std per channel",
-    }
-    if "processor" in state:
-        steps["processor"] = state["processor"]  # the image processor these came from
-    return RawInputs(lambda sources: image_files(sources, IMAGE_EXTENSIONS), prepare, steps)
+    return image_inputs(state, size, cfg.max_image_pixels, resample)
