@@ -211,7 +211,8 @@ from torch.utils.data import DataLoader
 
 from realdata.config import ConfigError
 from realdata.data import build_data
-from realdata.data.images import Options, load_image
+from realdata.data._images import load_image
+from realdata.data.images import Options
 
 
 def make(root: Path, split: str, label: str, count: int, colour=(200, 30, 30)) -> None:
